@@ -1,0 +1,12 @@
+"""MaxAtar: MinAtar, CartPole and Doors as pure, fast JAX environments with Gymnasium and SB3 front ends."""
+
+from maxatar.core import AutoReset, Draws, Environment, EnvParams, EnvState
+from maxatar.registry import make, registered_ids
+
+__version__ = "0.1.0"
+
+__all__ = ["AutoReset", "Draws", "EnvParams", "EnvState", "Environment", "make", "registered_ids"]
+
+from maxatar.gym_api import register_envs  # noqa: E402  (registration needs the registry above)
+
+register_envs()

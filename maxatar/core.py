@@ -1,0 +1,301 @@
+"""The functional contract shared by every MaxAtar environment.
+
+An environment object holds only static configuration and is hashable, so it can be a static argument to
+`jax.jit`. Everything that changes lives in pytrees passed in and out:
+
+* `EnvParams`  values a user may change without recompiling (and may vmap over);
+* `EnvState`   the game's own state plus what the wrapper needs (sticky action, step counter, terminal flag);
+* `Draws`      the random variates one step consumes, so `transition` is deterministic.
+
+A game implements a handful of hooks (`init`, `game_step`, `game_observation`, and the draw maps) and
+inherits `reset`, `step`, `sample_draws`, `transition`, sticky actions, the time limit and auto-reset.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def pytree_dataclass(cls):
+    """A frozen dataclass registered as a pytree whose fields are all data (traced, vmappable)."""
+    cls = dataclasses.dataclass(frozen=True)(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    return jax.tree_util.register_dataclass(cls, data_fields=names, meta_fields=[])
+
+
+@pytree_dataclass
+class EnvParams:
+    """Runtime parameters. Changing them does not recompile; they can be batched with `vmap`.
+
+    sticky_action_prob: probability that the previous executed action repeats (MinAtar: 0.1).
+    difficulty_ramping: whether the game speeds up over time (MinAtar: True; ignored where a game has none).
+    max_steps: time limit in steps, reported as truncation; 0 means no limit (MinAtar's behaviour).
+    """
+
+    sticky_action_prob: Any = 0.1
+    difficulty_ramping: Any = True
+    max_steps: Any = 0
+
+    def replace(self, **changes) -> EnvParams:
+        return dataclasses.replace(self, **changes)
+
+
+@pytree_dataclass
+class EnvState:
+    """game: the environment's own state. last_action: the last *executed* action (in the full action set),
+    which MinAtar keeps across resets. time: steps since reset. terminated: the game has ended."""
+
+    game: Any
+    last_action: jax.Array
+    time: jax.Array
+    terminated: jax.Array
+
+
+@pytree_dataclass
+class Draws:
+    """One step's random variates: the sticky-action uniform (drawn first, always) and the game's own."""
+
+    sticky: jax.Array
+    game: Any
+
+
+def tree_select(pred, on_true, on_false):
+    """Branch-free select between two pytrees of identical structure (cheap under vmap)."""
+    return jax.tree.map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)
+
+
+def uniform_to_int(u, low, high):
+    """Map a uniform in [0, 1) to an integer in [low, high), like numpy's `randint(low, high)`."""
+    n = high - low
+    return low + jnp.minimum((u * n).astype(jnp.int32), n - 1)
+
+
+def check_params(params: EnvParams) -> EnvParams:
+    """Validate concrete params at the boundary; traced params pass through untouched."""
+    checks = [
+        ("sticky_action_prob", lambda v: 0.0 <= v <= 1.0, "a probability in [0, 1]"),
+        ("max_steps", lambda v: v >= 0 and float(v).is_integer(), "a non-negative integer (0 = no limit)"),
+    ]
+    for name, ok, expected in checks:
+        value = getattr(params, name)
+        if isinstance(value, jax.core.Tracer):
+            continue
+        array = np.asarray(value)
+        if array.size and not all(ok(float(v)) for v in array.ravel()):
+            raise ValueError(f"{name} must be {expected}, got {value!r}")
+    return params
+
+
+class Environment:
+    """Base class of every MaxAtar environment; subclasses fill in the game hooks below.
+
+    Class attributes a game sets:
+      name                 short name, e.g. "breakout"
+      num_game_actions     size of the game's full action set
+      minimal_action_set   the game actions of the minimal set (the `-v1` ids), defaults to all
+      obs_shape, obs_dtype the observation's static shape and dtype
+      num_reset_uniforms   how many uniforms `reset_draws` consumes
+      num_step_uniforms    how many uniforms `step_draws` consumes (the sticky uniform comes on top)
+      default_sticky_action_prob / default_max_steps   defaults for `default_params`
+    """
+
+    name: ClassVar[str] = "environment"
+    num_game_actions: ClassVar[int] = 1
+    minimal_action_set: ClassVar[tuple[int, ...] | None] = None
+    obs_shape: ClassVar[tuple[int, ...]] = ()
+    obs_dtype: ClassVar[Any] = jnp.bool_
+    num_reset_uniforms: ClassVar[int] = 0
+    num_step_uniforms: ClassVar[int] = 0
+    default_sticky_action_prob: ClassVar[float] = 0.1
+    default_max_steps: ClassVar[int] = 0
+
+    def __init__(self, minimal_actions: bool = False):
+        full = tuple(range(self.num_game_actions))
+        self.action_set = tuple(self.minimal_action_set or full) if minimal_actions else full
+
+    # --- static configuration: equality and hashing make the object a valid static jit argument ---
+
+    def _config(self) -> tuple:
+        return (type(self), tuple(sorted(vars(self).items())))
+
+    def __eq__(self, other):
+        return isinstance(other, Environment) and self._config() == other._config()
+
+    def __hash__(self):
+        return hash(self._config())
+
+    def __repr__(self):
+        fields = ", ".join(f"{k}={v!r}" for k, v in sorted(vars(self).items()))
+        return f"{type(self).__name__}({fields})"
+
+    @property
+    def num_actions(self) -> int:
+        return len(self.action_set)
+
+    @property
+    def num_draws(self) -> int:
+        """Uniforms one `step` consumes: the sticky draw plus the game's."""
+        return 1 + self.num_step_uniforms
+
+    def default_params(self) -> EnvParams:
+        return EnvParams(
+            sticky_action_prob=self.default_sticky_action_prob,
+            difficulty_ramping=True,
+            max_steps=self.default_max_steps,
+        )
+
+    # --- game hooks (override) ---
+
+    def reset_draws(self, uniforms: jax.Array, params: EnvParams) -> Any:
+        """Map `num_reset_uniforms` uniforms to the variates the game's reset consumes."""
+        return ()
+
+    def init(self, draws: Any, params: EnvParams) -> Any:
+        """The game's initial state from its reset variates (deterministic)."""
+        raise NotImplementedError
+
+    def step_draws(self, uniforms: jax.Array, game: Any, params: EnvParams) -> Any:
+        """Map `num_step_uniforms` uniforms to the variates one game step consumes (may depend on state)."""
+        return ()
+
+    def game_step(self, game: Any, action: jax.Array, draws: Any, params: EnvParams) -> tuple[Any, Any, Any]:
+        """One deterministic game step with a full-action-set `action`: (game, reward, terminal)."""
+        raise NotImplementedError
+
+    def game_observation(self, game: Any) -> jax.Array:
+        raise NotImplementedError
+
+    # --- the functional API ---
+
+    def sample_reset_draws(self, key: jax.Array, params: EnvParams) -> Any:
+        return self.reset_draws(jax.random.uniform(key, (self.num_reset_uniforms,)), params)
+
+    def reset_from_draws(self, draws: Any, params: EnvParams) -> tuple[jax.Array, EnvState]:
+        state = EnvState(
+            game=self.init(draws, params),
+            last_action=jnp.int32(0),
+            time=jnp.int32(0),
+            terminated=jnp.bool_(False),
+        )
+        return self.observation(state), state
+
+    def reset_from_uniforms(self, uniforms: jax.Array, params: EnvParams) -> tuple[jax.Array, EnvState]:
+        """Reset from `num_reset_uniforms` uniforms (lets a batched caller draw everything in one call)."""
+        return self.reset_from_draws(self.reset_draws(uniforms, params), params)
+
+    def reset(self, key: jax.Array, params: EnvParams | None = None) -> tuple[jax.Array, EnvState]:
+        params = self.default_params() if params is None else params
+        return self.reset_from_draws(self.sample_reset_draws(key, params), params)
+
+    def draws_from_uniforms(self, uniforms: jax.Array, state: EnvState, params: EnvParams) -> Draws:
+        """Split a vector of `num_draws` uniforms: the first is the sticky draw, the rest the game's."""
+        return Draws(sticky=uniforms[0], game=self.step_draws(uniforms[1:], state.game, params))
+
+    def sample_draws(self, key: jax.Array, state: EnvState, params: EnvParams | None = None) -> Draws:
+        params = self.default_params() if params is None else params
+        return self.draws_from_uniforms(jax.random.uniform(key, (self.num_draws,)), state, params)
+
+    def transition(self, state: EnvState, action, draws: Draws, params: EnvParams | None = None):
+        """Deterministic step: (obs, state, reward, terminated, truncated, info).
+
+        `action` indexes this environment's action set. Under `jit` an out-of-range action cannot raise:
+        it is clipped into range and `info["invalid_action"]` is set, so state is never indexed out of
+        bounds. Outside `jit` it raises. A terminated state stays frozen (reward 0), as in MinAtar, but
+        the sticky draw is still consumed and the step counter still advances.
+        """
+        params = self.default_params() if params is None else params
+        action = self._check_action(action)
+        invalid = (action < 0) | (action >= self.num_actions)
+        table = jnp.asarray(self.action_set, dtype=jnp.int32)
+        chosen = table[jnp.clip(action, 0, self.num_actions - 1)]
+        repeat = draws.sticky < params.sticky_action_prob
+        executed = jnp.where(repeat, state.last_action, chosen).astype(jnp.int32)
+
+        game, reward, terminal = self.game_step(state.game, executed, draws.game, params)
+        game = tree_select(state.terminated, state.game, game)
+        reward = jnp.where(state.terminated, 0.0, reward).astype(jnp.float32)
+        terminated = state.terminated | terminal
+        time = state.time + 1
+        truncated = (params.max_steps > 0) & (time >= params.max_steps)
+        next_state = EnvState(game=game, last_action=executed, time=time, terminated=terminated)
+        info = {"invalid_action": invalid}
+        return self.observation(next_state), next_state, reward, terminated, truncated, info
+
+    def step(self, key: jax.Array, state: EnvState, action, params: EnvParams | None = None):
+        """`transition` after `sample_draws`. Does not reset: see `AutoReset`."""
+        params = self.default_params() if params is None else params
+        return self.transition(state, action, self.sample_draws(key, state, params), params)
+
+    def observation(self, state: EnvState) -> jax.Array:
+        return self.game_observation(state.game)
+
+    def _check_action(self, action) -> jax.Array:
+        if isinstance(action, jax.core.Tracer):
+            if not jnp.issubdtype(action.dtype, jnp.integer) or action.shape != ():
+                raise TypeError(f"action must be an integer scalar, got {action.dtype}{list(action.shape)}")
+            return action.astype(jnp.int32)
+        array = np.asarray(action)
+        if array.shape != () or not np.issubdtype(array.dtype, np.integer):
+            raise TypeError(f"action must be an integer scalar, got {array.dtype}{list(array.shape)}: {action!r}")
+        if not 0 <= int(array) < self.num_actions:
+            raise ValueError(f"action {int(array)} is outside this environment's actions [0, {self.num_actions})")
+        return jnp.int32(array)
+
+
+class AutoReset:
+    """Wraps an environment so that `step` resets finished episodes in the same step (gymnax/PureJaxRL style).
+
+    On a step that terminates or truncates, the returned observation and state are those of a fresh episode,
+    while reward, terminated and truncated describe the finished step. With `final_obs=True`,
+    `info["final_obs"]` holds the last observation of the finished episode. MinAtar keeps the last executed
+    action across resets, so the sticky action carries over too. One uniform vector per step covers both the
+    step's and the reset's variates.
+    """
+
+    def __init__(self, env: Environment, final_obs: bool = False):
+        self.env = env
+        self.final_obs = final_obs
+
+    def __getattr__(self, name):
+        return getattr(self.env, name)
+
+    def __eq__(self, other):
+        return isinstance(other, AutoReset) and (self.env, self.final_obs) == (other.env, other.final_obs)
+
+    def __hash__(self):
+        return hash((AutoReset, self.env, self.final_obs))
+
+    @property
+    def num_uniforms(self) -> int:
+        return self.env.num_draws + self.env.num_reset_uniforms
+
+    def reset(self, key, params=None):
+        return self.env.reset(key, params)
+
+    def step(self, key, state, action, params=None):
+        env = self.env
+        params = env.default_params() if params is None else params
+        return self.step_from_uniforms(jax.random.uniform(key, (self.num_uniforms,)), state, action, params)
+
+    def step_from_uniforms(self, uniforms, state, action, params):
+        env = self.env
+        draws = env.draws_from_uniforms(uniforms[: env.num_draws], state, params)
+        obs, state, reward, terminated, truncated, info = env.transition(state, action, draws, params)
+        reset_obs, reset_state = env.reset_from_uniforms(uniforms[env.num_draws :], params)
+        reset_state = dataclasses.replace(reset_state, last_action=state.last_action)
+        done = terminated | truncated
+        if self.final_obs:
+            info = {**info, "final_obs": obs}
+        return (
+            jnp.where(done, reset_obs, obs),
+            tree_select(done, reset_state, state),
+            reward,
+            terminated,
+            truncated,
+            info,
+        )

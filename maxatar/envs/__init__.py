@@ -1,0 +1,1 @@
+"""One module per environment; each imports only `maxatar.core`."""

@@ -1,0 +1,178 @@
+"""Asterix (MinAtar): dodge enemies and collect gold that cross the screen row by row.
+
+The player moves in four directions on rows 1..8. Every `spawn_speed` steps an enemy (2/3) or a piece of gold
+(1/3) appears at the left or right edge of a random empty row (rows 1..8, one entity per row) and walks
+across, one cell every `move_speed` steps. Gold gives +1, an enemy ends the episode. With difficulty ramping,
+every 102 steps the spawn interval shrinks by one and, every other ramp, the move interval too, down to (1, 1).
+
+Reference quirks reproduced (minatar 1.0.15):
+
+* spawn variates are drawn only when the spawn timer is 0 at the start of a step: the direction and gold
+  uniforms always, the slot integer (the k-th empty row, in ascending order) only when a row is empty; with all
+  eight rows occupied nothing spawns and nothing is overwritten;
+* collisions are checked before and after the entities move; a step that hits an enemy still completes
+  (entities move, timers and the ramp advance); entities leaving the board are removed before the second check;
+* the ramp timer counts 100 down to -1 before ramping, so ramps happen every 102 steps; ramping stops for
+  good once both intervals are 1; the spawn and move timers are not reset by a ramp;
+* the unused shot timer (always 0) is not kept.
+
+State per slot i (row i + 1): `active`, `x`, `lr` (moves right), `gold`; `x`, `lr` and `gold` are only
+meaningful where `active`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import jax.numpy as jnp
+import numpy as np
+
+from maxatar.core import Environment, EnvParams, pytree_dataclass, uniform_to_int
+
+NUM_SLOTS = 8
+RAMP_INTERVAL = 100
+INIT_SPAWN_SPEED = 10
+INIT_MOVE_SPEED = 5
+# float32(1/3) rounds up, and no float32 lies in [1/3, float32(1/3)), so `u < GOLD_THRESHOLD` for a float32 u
+# gives exactly the float64 reference's `u < 1/3`. 0.5 is exact.
+GOLD_THRESHOLD = np.float32(1 / 3)
+SLOT_ROWS = np.arange(1, NUM_SLOTS + 1, dtype=np.int8)
+COLS = np.arange(10, dtype=np.int8)
+
+
+@pytree_dataclass
+class AsterixState:
+    player_x: Any  # int8, 0..9
+    player_y: Any  # int8, 1..8
+    active: Any  # bool[8]
+    x: Any  # int8[8]
+    lr: Any  # bool[8], True: spawned at x=0 and moves right
+    gold: Any  # bool[8]
+    spawn_speed: Any  # int8
+    spawn_timer: Any  # int8
+    move_speed: Any  # int8
+    move_timer: Any  # int8
+    ramp_timer: Any  # int8, 100 .. -1
+    ramp_index: Any  # int8
+
+
+@pytree_dataclass
+class AsterixDraws:
+    """The reference's spawn variates: `lr` and `gold` are its two `rand()` uniforms, `slot` its
+    `randint(n_free)` (an index into the ascending list of empty slots). Used only on spawn steps."""
+
+    lr: Any  # float32 in [0, 1)
+    gold: Any  # float32 in [0, 1)
+    slot: Any  # int32 in [0, max(n_free, 1))
+
+
+class Asterix(Environment):
+    name: ClassVar[str] = "asterix"
+    num_game_actions: ClassVar[int] = 6
+    minimal_action_set: ClassVar[tuple[int, ...]] = (0, 1, 2, 3, 4)
+    obs_shape: ClassVar[tuple[int, ...]] = (10, 10, 4)
+    obs_dtype: ClassVar[Any] = jnp.bool_
+    num_reset_uniforms: ClassVar[int] = 0
+    num_step_uniforms: ClassVar[int] = 3
+
+    def init(self, draws: Any, params: EnvParams) -> AsterixState:
+        i8 = jnp.int8
+        return AsterixState(
+            player_x=i8(5),
+            player_y=i8(5),
+            active=jnp.zeros(NUM_SLOTS, jnp.bool_),
+            x=jnp.zeros(NUM_SLOTS, i8),
+            lr=jnp.zeros(NUM_SLOTS, jnp.bool_),
+            gold=jnp.zeros(NUM_SLOTS, jnp.bool_),
+            spawn_speed=i8(INIT_SPAWN_SPEED),
+            spawn_timer=i8(INIT_SPAWN_SPEED),
+            move_speed=i8(INIT_MOVE_SPEED),
+            move_timer=i8(INIT_MOVE_SPEED),
+            ramp_timer=i8(RAMP_INTERVAL),
+            ramp_index=i8(0),
+        )
+
+    def step_draws(self, uniforms, game: AsterixState, params: EnvParams) -> AsterixDraws:
+        n_free = NUM_SLOTS - jnp.sum(game.active, dtype=jnp.int32)
+        return AsterixDraws(
+            lr=uniforms[0],
+            gold=uniforms[1],
+            slot=uniform_to_int(uniforms[2], 0, jnp.maximum(n_free, 1)),
+        )
+
+    def game_step(self, game: AsterixState, action, draws: AsterixDraws, params: EnvParams):
+        i8 = jnp.int8
+        # 1. Spawn into the k-th empty slot (nothing when every slot is taken).
+        spawn = game.spawn_timer == 0
+        free = ~game.active
+        rank = jnp.cumsum(free.astype(jnp.int32)) - 1
+        new = spawn & free & (rank == draws.slot)
+        lr_new = draws.lr < np.float32(0.5)
+        active = game.active | new
+        x = jnp.where(new, jnp.where(lr_new, i8(0), i8(9)), game.x)
+        lr = jnp.where(new, lr_new, game.lr)
+        gold = jnp.where(new, draws.gold < GOLD_THRESHOLD, game.gold)
+        spawn_timer = jnp.where(spawn, game.spawn_speed, game.spawn_timer)
+
+        # 2. Player move (noop and fire do nothing).
+        px = jnp.clip(game.player_x + (action == 3).astype(i8) - (action == 1).astype(i8), 0, 9)
+        py = jnp.clip(game.player_y + (action == 4).astype(i8) - (action == 2).astype(i8), 1, 8)
+        in_row = SLOT_ROWS == py
+
+        # 3. Collisions before the move.
+        hit = active & in_row & (x == px)
+        picked = hit & gold
+        dead = jnp.any(hit & ~gold)
+        active = active & ~picked
+
+        # 4. Entities move, leave the board, and collide again. Without a move the second check finds nothing
+        # new (picked gold is gone, an enemy hit is already terminal), so it runs unconditionally.
+        move = game.move_timer == 0
+        x = jnp.where(move & active, x + jnp.where(lr, i8(1), i8(-1)), x)
+        active = active & (x >= 0) & (x <= 9)
+        hit = active & in_row & (x == px)
+        picked2 = hit & gold
+        dead = dead | jnp.any(hit & ~gold)
+        active = active & ~picked2
+        reward = (jnp.sum(picked, dtype=jnp.int32) + jnp.sum(picked2, dtype=jnp.int32)).astype(jnp.float32)
+
+        # 5. Timers.
+        spawn_timer = spawn_timer - 1
+        move_timer = jnp.where(move, game.move_speed, game.move_timer) - 1
+
+        # 6. Difficulty ramp.
+        ramping = params.difficulty_ramping & ((game.spawn_speed > 1) | (game.move_speed > 1))
+        ramp = ramping & (game.ramp_timer < 0)
+        ramp_timer = jnp.where(ramp, i8(RAMP_INTERVAL), game.ramp_timer - (ramping & ~ramp).astype(i8))
+        slower_move = ramp & (game.move_speed > 1) & (game.ramp_index % 2 == 1)
+        move_speed = game.move_speed - slower_move.astype(i8)
+        spawn_speed = game.spawn_speed - (ramp & (game.spawn_speed > 1)).astype(i8)
+
+        state = AsterixState(
+            player_x=px.astype(i8),
+            player_y=py.astype(i8),
+            active=active,
+            x=x.astype(i8),
+            lr=lr,
+            gold=gold,
+            spawn_speed=spawn_speed.astype(i8),
+            spawn_timer=spawn_timer.astype(i8),
+            move_speed=move_speed.astype(i8),
+            move_timer=move_timer.astype(i8),
+            ramp_timer=ramp_timer.astype(i8),
+            ramp_index=(game.ramp_index + ramp.astype(i8)).astype(i8),
+        )
+        return state, reward, dead
+
+    def game_observation(self, game: AsterixState):
+        """Channels: 0 player, 1 enemy, 2 trail (the cell behind each entity), 3 gold."""
+        at = game.active[:, None] & (game.x[:, None] == COLS)
+        back = game.x - jnp.where(game.lr, 1, -1).astype(jnp.int8)
+        trail = game.active[:, None] & (back[:, None] == COLS)
+        gold = game.gold[:, None]
+        slots = jnp.stack([at & ~gold, trail, at & gold], axis=-1)  # (8, 10, 3)
+        edge = jnp.zeros((1, 10, 3), jnp.bool_)
+        entities = jnp.concatenate([edge, slots, edge], axis=0)
+        rows = jnp.arange(10, dtype=jnp.int8)
+        player = (rows[:, None] == game.player_y) & (COLS[None, :] == game.player_x)
+        return jnp.concatenate([player[..., None], entities], axis=-1)

@@ -1,0 +1,121 @@
+"""Doors: walk from the bottom row through a door in the middle wall to a goal on the top row.
+
+The grid is `size` x `size` (15). Row `size // 2` is wall except `num_doors` doors, by default at the
+evenly spaced columns 0, 5, 10; with `params.random_doors` each reset draws distinct door columns instead.
+The agent starts on the bottom row and the goal sits on the top row, each at its own uniform column (two
+independent draws: an earlier port drew both from one key, so they always coincided). Actions: 0 stay,
+1 right, 2 down, 3 left, 4 up. A move into the wall or off the grid leaves the agent in place and earns 0;
+otherwise the reward is the decrease of the Euclidean distance to the goal. Reaching the goal terminates.
+
+Default time limit: 100 steps. The longest shortest path with the default doors is 22 steps (14 rows
+plus 8 columns of detour) and 42 with random doors (14 + 2 * 14), so every start can reach its goal.
+Observation: the flattened grid, 0 empty, 1 agent, 2 wall, 3 goal (`MultiDiscrete([4] * size * size)`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+
+from maxatar.core import Environment, EnvParams, pytree_dataclass, uniform_to_int
+
+EMPTY, AGENT, WALL, GOAL = 0, 1, 2, 3
+# (row, col) offsets of actions 0 stay, 1 right, 2 down, 3 left, 4 up.
+MOVES = ((0, 0), (0, 1), (1, 0), (0, -1), (-1, 0))
+
+
+@pytree_dataclass
+class DoorsParams(EnvParams):
+    """EnvParams plus `random_doors`: draw the door columns at each reset instead of spacing them evenly."""
+
+    random_doors: bool = False
+
+
+@pytree_dataclass
+class DoorsState:
+    agent: jax.Array  # (row, col) int32
+    goal: jax.Array  # (row, col) int32
+    doors: jax.Array  # (size,) bool, True where the wall row is open
+
+
+class Doors(Environment):
+    name = "doors"
+    num_game_actions = 5
+    obs_dtype = jnp.int8
+    obs_nvec = 4  # cell codes: empty, agent, wall, goal
+    default_sticky_action_prob = 0.0
+    default_max_steps = 100
+
+    def __init__(self, size: int = 15, num_doors: int = 3):
+        super().__init__()
+        if not isinstance(size, int) or size < 3:
+            raise ValueError(f"size must be an integer >= 3, got {size!r}")
+        if not isinstance(num_doors, int) or not 1 <= num_doors <= size:
+            raise ValueError(f"num_doors must be an integer in [1, {size}], got {num_doors!r}")
+        self.size = size
+        self.num_doors = num_doors
+
+    @property
+    def obs_shape(self) -> tuple[int, ...]:
+        return (self.size * self.size,)
+
+    @property
+    def wall_row(self) -> int:
+        return self.size // 2
+
+    @property
+    def num_reset_uniforms(self) -> int:
+        return 2 + self.size  # agent column, goal column, one key per column for a random door permutation
+
+    def default_params(self) -> DoorsParams:
+        base = super().default_params()
+        return DoorsParams(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)})
+
+    def default_doors(self) -> jax.Array:
+        columns = [i * self.size // self.num_doors for i in range(self.num_doors)]
+        return jnp.zeros(self.size, bool).at[jnp.array(columns)].set(True)
+
+    def reset_draws(self, uniforms, params):
+        # Random doors: the columns whose keys rank among the `num_doors` smallest (a uniform random subset).
+        ranks = jnp.argsort(jnp.argsort(uniforms[2:]))
+        random_doors = ranks < self.num_doors
+        doors = jnp.where(getattr(params, "random_doors", False), random_doors, self.default_doors())
+        return {
+            "agent_col": uniform_to_int(uniforms[0], 0, self.size),
+            "goal_col": uniform_to_int(uniforms[1], 0, self.size),
+            "doors": doors,
+        }
+
+    def init(self, draws, params) -> DoorsState:
+        bottom, top = self.size - 1, 0
+        return DoorsState(
+            agent=jnp.stack([jnp.int32(bottom), draws["agent_col"]]).astype(jnp.int32),
+            goal=jnp.stack([jnp.int32(top), draws["goal_col"]]).astype(jnp.int32),
+            doors=jnp.asarray(draws["doors"], bool),
+        )
+
+    def _blocked(self, cell, doors) -> jax.Array:
+        row, col = cell[0], cell[1]
+        outside = (row < 0) | (row >= self.size) | (col < 0) | (col >= self.size)
+        in_wall = (row == self.wall_row) & ~doors[jnp.clip(col, 0, self.size - 1)]
+        return outside | in_wall
+
+    def game_step(self, game: DoorsState, action, draws, params: EnvParams):
+        target = game.agent + jnp.asarray(MOVES, jnp.int32)[action]
+        agent = jnp.where(self._blocked(target, game.doors), game.agent, target)
+
+        def distance(cell):
+            return jnp.sqrt(jnp.sum(((cell - game.goal).astype(jnp.float32)) ** 2))
+
+        reward = distance(game.agent) - distance(agent)
+        terminal = jnp.all(agent == game.goal)
+        return dataclasses.replace(game, agent=agent), reward.astype(jnp.float32), terminal
+
+    def game_observation(self, game: DoorsState) -> jax.Array:
+        grid = jnp.zeros((self.size, self.size), jnp.int8)
+        grid = grid.at[self.wall_row].set(jnp.where(game.doors, EMPTY, WALL).astype(jnp.int8))
+        grid = grid.at[game.goal[0], game.goal[1]].set(GOAL)
+        grid = grid.at[game.agent[0], game.agent[1]].set(AGENT)
+        return grid.reshape(-1)

@@ -1,0 +1,144 @@
+"""Freeway: a chicken crosses eight lanes of wrapping traffic, +1 for every crossing.
+
+The chicken sits in column 4 and may step up or down at most once every 3 steps; reaching row 0 scores, sends
+it back to row 9 and re-draws every car's speed and direction (positions kept). A car in row i + 1 with signed
+speed s moves one cell every |s| + 1 steps. Being hit only sends the chicken back to row 9. Every episode ends
+by termination after exactly 2501 steps. There is no difficulty ramp (`difficulty_ramping` is ignored).
+
+Channels: 0 chicken, 1 car, 2..6 the trail cell behind a car of |speed| 1..5 (wrapping around the edges).
+
+Reference quirks (minatar 1.0.15) reproduced here:
+* the time limit is checked after the decrement, so episodes last 2501 steps, not 2500;
+* the chicken's first move can happen at step 4 (its move timer starts at 3), then every 3 steps;
+* a direction uniform of exactly 0.5 gives the sign 0, hence a car of speed 0. Such a car is not stationary:
+  its timer is always 0, so it moves *left every step*; its trail is drawn to its right, in the trail channel
+  of the nearest earlier car with a non-zero speed (the reference reuses a stale loop variable). If no earlier
+  car has a non-zero speed the reference crashes when rendering (UnboundLocalError); here no trail is drawn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from maxatar.core import Environment, pytree_dataclass, uniform_to_int
+
+NUM_CARS = 8
+PLAYER_SPEED = 3
+TIME_LIMIT = 2500
+CHICKEN_COL = 4
+
+
+@pytree_dataclass
+class FreewayState:
+    """car_x, car_timer, car_speed: per car (car i drives in row i + 1); car_speed is signed (+ right, - left,
+    0 only after a direction uniform of exactly 0.5). pos: the chicken's row. move_timer: steps until the
+    chicken may move again. terminate_timer: the reference's countdown; the episode ends when it goes below 0."""
+
+    car_x: Any
+    car_timer: Any
+    car_speed: Any
+    pos: Any
+    move_timer: Any
+    terminate_timer: Any
+
+
+@pytree_dataclass
+class FreewayDraws:
+    """The reference's `randint(1, 6, 8)` (speeds) and `rand(8)` (direction uniforms, sign(u - 0.5))."""
+
+    speeds: Any
+    directions: Any
+
+
+def _signed_speeds(draws: FreewayDraws) -> jax.Array:
+    # sign(u - 0.5) exactly as the float64 reference computes it: 0.5 is exact in float32 too.
+    sign = jnp.where(draws.directions > 0.5, 1, jnp.where(draws.directions < 0.5, -1, 0))
+    return (draws.speeds * sign).astype(jnp.int8)
+
+
+def _wrap(x: jax.Array) -> jax.Array:
+    return jnp.where(x < 0, 9, jnp.where(x > 9, 0, x)).astype(jnp.int8)
+
+
+class Freeway(Environment):
+    name = "freeway"
+    num_game_actions = 6
+    minimal_action_set = (0, 2, 4)
+    obs_shape = (10, 10, 7)
+    obs_dtype = jnp.bool_
+    num_reset_uniforms = 2 * NUM_CARS
+    num_step_uniforms = 2 * NUM_CARS
+
+    def reset_draws(self, uniforms: jax.Array, params) -> FreewayDraws:
+        return FreewayDraws(
+            speeds=uniform_to_int(uniforms[:NUM_CARS], 1, 6).astype(jnp.int8),
+            directions=uniforms[NUM_CARS : 2 * NUM_CARS].astype(jnp.float32),
+        )
+
+    def step_draws(self, uniforms: jax.Array, game: FreewayState, params) -> FreewayDraws:
+        # Always produced; the game consumes them only on a step where the chicken reaches row 0.
+        return self.reset_draws(uniforms, params)
+
+    def init(self, draws: FreewayDraws, params) -> FreewayState:
+        speed = _signed_speeds(draws)
+        return FreewayState(
+            car_x=jnp.zeros(NUM_CARS, jnp.int8),
+            car_timer=jnp.abs(speed),
+            car_speed=speed,
+            pos=jnp.int8(9),
+            move_timer=jnp.int8(PLAYER_SPEED),
+            terminate_timer=jnp.int16(TIME_LIMIT),
+        )
+
+    def game_step(self, game: FreewayState, action, draws: FreewayDraws, params):
+        ready = game.move_timer == 0
+        up = ready & (action == 2)
+        down = ready & (action == 4)
+        pos = jnp.clip(game.pos - up.astype(jnp.int8) + down.astype(jnp.int8), 0, 9).astype(jnp.int8)
+        move_timer = jnp.where(up | down, jnp.int8(PLAYER_SPEED), game.move_timer)
+
+        scored = pos == 0
+        new_speed = _signed_speeds(draws)
+        speed = jnp.where(scored, new_speed, game.car_speed)
+        timer = jnp.where(scored, jnp.abs(new_speed), game.car_timer)
+        pos = jnp.where(scored, jnp.int8(9), pos)
+
+        # Only the car in the chicken's row can hit it, so the reference's sequential car loop reduces to
+        # "that car is in column 4 before or after its move".
+        moves = timer == 0
+        x = jnp.where(moves, _wrap(game.car_x + jnp.where(speed > 0, 1, -1).astype(jnp.int8)), game.car_x)
+        timer = jnp.where(moves, jnp.abs(speed), timer - 1).astype(jnp.int8)
+        in_row = jnp.arange(1, NUM_CARS + 1, dtype=jnp.int8) == pos
+        hit = jnp.any(in_row & ((game.car_x == CHICKEN_COL) | (x == CHICKEN_COL)))
+        pos = jnp.where(hit, jnp.int8(9), pos)
+
+        move_timer = (move_timer - (move_timer > 0)).astype(jnp.int8)
+        terminate_timer = (game.terminate_timer - 1).astype(jnp.int16)
+        new = FreewayState(
+            car_x=x,
+            car_timer=timer,
+            car_speed=speed,
+            pos=pos,
+            move_timer=move_timer,
+            terminate_timer=terminate_timer,
+        )
+        return new, scored.astype(jnp.float32), terminate_timer < 0
+
+    def game_observation(self, game: FreewayState) -> jax.Array:
+        cols = jnp.arange(10, dtype=jnp.int8)
+        speed = game.car_speed
+        back = _wrap(game.car_x + jnp.where(speed > 0, -1, 1).astype(jnp.int8))
+        # Trail channel: 1 + |speed|; a speed-0 car borrows that of the nearest earlier car with a speed.
+        source = jax.lax.cummax(jnp.where(speed != 0, jnp.arange(NUM_CARS), -1))
+        channel = jnp.where(source >= 0, 1 + jnp.abs(speed)[jnp.maximum(source, 0)], -1).astype(jnp.int8)
+        code = jnp.where(
+            cols == game.car_x[:, None], jnp.int8(1), jnp.where(cols == back[:, None], channel[:, None], jnp.int8(-1))
+        )
+        empty = jnp.full((1, 10), -1, jnp.int8)
+        code = jnp.concatenate([empty, code, empty], axis=0)
+        chicken = (jnp.arange(10, dtype=jnp.int8)[:, None] == game.pos) & (cols == CHICKEN_COL)
+        cars = code[:, :, None] == jnp.arange(1, 7, dtype=jnp.int8)
+        return jnp.concatenate([chicken[:, :, None], cars], axis=-1)

@@ -1,0 +1,353 @@
+"""Gymnasium front end: a `FuncEnv` adapter per environment, `Env` and `VectorEnv` classes, registration.
+
+* `MaxAtarFuncEnv` exposes a MaxAtar environment through Gymnasium's functional API.
+* `MaxAtarEnv` (what `gymnasium.make("maxatar/...")` returns) steps with one jitted call and returns numpy.
+* `MaxAtarVectorEnv` (what `gymnasium.make_vec` returns) steps all sub-environments, auto-reset included,
+  in one jitted call; it supports Gymnasium's next-step, same-step and disabled autoreset modes and
+  returns numpy or JAX arrays.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import gymnasium
+import jax
+import jax.numpy as jnp
+import numpy as np
+from gymnasium import spaces
+from gymnasium.experimental.functional import FuncEnv
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from maxatar.core import Environment, EnvParams, EnvState, pytree_dataclass
+from maxatar.registry import make, registered_ids
+
+OUTPUTS = ("numpy", "jax")
+
+
+def observation_space(env: Environment) -> spaces.Space:
+    """The Gymnasium space of one observation, from the environment's static description."""
+    if env.obs_dtype == jnp.bool_:
+        return spaces.Box(0, 1, env.obs_shape, dtype=np.bool_)
+    if jnp.issubdtype(env.obs_dtype, jnp.integer):
+        return spaces.MultiDiscrete(np.full(env.obs_shape, env.obs_nvec), dtype=np.dtype(env.obs_dtype))
+    high = np.broadcast_to(np.asarray(getattr(env, "obs_high", np.inf), np.float32), env.obs_shape)
+    return spaces.Box(-high, high, dtype=np.float32)
+
+
+@pytree_dataclass
+class StepState:
+    """FuncEnv state: the environment's state plus what the transition that produced it returned."""
+
+    env: EnvState
+    reward: jax.Array
+    truncated: jax.Array
+
+
+class MaxAtarFuncEnv(FuncEnv):
+    """Gymnasium's functional API (`initial`, `transition`, `observation`, `reward`, `terminal`).
+
+    FuncEnv computes the reward from (state, action, next_state); MinAtar's reward comes out of the step,
+    so the state carries the last transition's reward and truncation flag.
+    """
+
+    def __init__(self, env: Environment, params: EnvParams):
+        self.env = env
+        self.params = params
+        self.observation_space = observation_space(env)
+        self.action_space = spaces.Discrete(env.num_actions)
+        super().__init__()
+
+    def get_default_params(self, **kwargs) -> EnvParams:
+        return self.params
+
+    def initial(self, rng, params=None) -> StepState:
+        _, state = self.env.reset(rng, self.params if params is None else params)
+        return StepState(state, jnp.float32(0.0), jnp.bool_(False))
+
+    def transition(self, state: StepState, action, rng, params=None) -> StepState:
+        _, env_state, reward, _, truncated, _ = self.env.step(
+            rng, state.env, action, self.params if params is None else params
+        )
+        return StepState(env_state, reward, truncated)
+
+    def observation(self, state: StepState, rng=None, params=None):
+        return self.env.observation(state.env)
+
+    def reward(self, state, action, next_state: StepState, rng=None, params=None):
+        return next_state.reward
+
+    def terminal(self, state: StepState, rng=None, params=None):
+        return state.env.terminated
+
+    def truncated(self, state: StepState, rng=None, params=None):
+        return state.truncated
+
+
+def _check_output(output: str) -> str:
+    if output not in OUTPUTS:
+        raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
+    return output
+
+
+def _check_render_mode(render_mode, metadata) -> None:
+    if render_mode is not None and render_mode not in metadata["render_modes"]:
+        raise ValueError(f"render_mode must be None or one of {metadata['render_modes']}, got {render_mode!r}")
+
+
+def _seed_key(seed, np_random: np.random.Generator) -> jax.Array:
+    if seed is not None and (not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+    return jax.random.key(int(seed) if seed is not None else int(np_random.integers(2**63)))
+
+
+class MaxAtarEnv(gymnasium.Env):
+    """One environment. Each `step` is one jitted call; observations are numpy (or JAX with output="jax").
+
+    Keyword arguments are those of `maxatar.make` (`sticky_action_prob`, `difficulty_ramping`, `max_steps`,
+    constructor options such as Doors' `size`).
+    """
+
+    metadata = {"render_modes": [], "render_fps": 15}
+
+    def __init__(self, env_id: str, render_mode: str | None = None, output: str = "numpy", **kwargs):
+        _check_render_mode(render_mode, self.metadata)
+        self.env_id = env_id
+        self.render_mode = render_mode
+        self.output = _check_output(output)
+        env, params = make(env_id, **kwargs)
+        self.func_env = MaxAtarFuncEnv(env, params)
+        self.observation_space = self.func_env.observation_space
+        self.action_space = self.func_env.action_space
+        self._key: jax.Array | None = None
+        self._state: StepState | None = None
+        self._reset_fn = jax.jit(self._pure_reset)
+        self._step_fn = jax.jit(self._pure_step)
+
+    @property
+    def params(self) -> EnvParams:
+        return self.func_env.params
+
+    def _pure_reset(self, key):
+        key, sub = jax.random.split(key)
+        state = self.func_env.initial(sub)
+        return key, state, self.func_env.observation(state)
+
+    def _pure_step(self, key, state, action):
+        key, sub = jax.random.split(key)
+        f = self.func_env
+        next_state = f.transition(state, action, sub)
+        results = (f.observation(next_state), next_state.reward, f.terminal(next_state), next_state.truncated)
+        return key, next_state, results
+
+    def _out(self, x):
+        return np.asarray(x) if self.output == "numpy" else x
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if seed is not None or self._key is None:
+            self._key = _seed_key(seed, self.np_random)
+        self._key, self._state, obs = self._reset_fn(self._key)
+        return self._out(obs), {}
+
+    def step(self, action):
+        if self._state is None:
+            raise RuntimeError("call reset() before step()")
+        action = _check_action(action, self.action_space.n)
+        self._key, self._state, (obs, reward, terminated, truncated) = self._step_fn(self._key, self._state, action)
+        if self.output == "jax":
+            return obs, reward, terminated, truncated, {}
+        obs, reward, terminated, truncated = jax.device_get((obs, reward, terminated, truncated))
+        return obs, float(reward), bool(terminated), bool(truncated), {}
+
+    @property
+    def state(self) -> EnvState | None:
+        """The current pure state (for inspection and rendering)."""
+        return None if self._state is None else self._state.env
+
+
+def _check_action(action, n: int) -> np.int32:
+    array = np.asarray(action)
+    if array.shape != () or not (np.issubdtype(array.dtype, np.integer)):
+        raise TypeError(f"action must be an integer scalar in [0, {n}), got {action!r}")
+    if not 0 <= int(array) < n:
+        raise ValueError(f"action {int(array)} is outside the action space Discrete({n})")
+    return np.int32(array)
+
+
+def _check_actions(actions, num_envs: int, n: int):
+    """Validate a batch of actions. JAX arrays are checked for shape and dtype without a device sync;
+    out-of-range values in them are clipped inside the step (see `Environment.transition`)."""
+    if isinstance(actions, jax.Array):
+        if actions.shape != (num_envs,) or not jnp.issubdtype(actions.dtype, jnp.integer):
+            raise TypeError(f"actions must be integers of shape ({num_envs},), got {actions.dtype}{actions.shape}")
+        return actions
+    array = np.asarray(actions)
+    if array.shape != (num_envs,) or not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"actions must be integers of shape ({num_envs},), got {array.dtype}{array.shape}")
+    if array.size and (array.min() < 0 or array.max() >= n):
+        bad = array[(array < 0) | (array >= n)]
+        raise ValueError(f"actions {bad.tolist()} are outside the action space Discrete({n})")
+    return array.astype(np.int32)
+
+
+class MaxAtarVectorEnv(VectorEnv):
+    """`num_envs` environments stepped together; the whole step, auto-reset included, is one jitted call.
+
+    autoreset_mode: Gymnasium's `AutoresetMode` (or its string value).
+      NEXT_STEP (default): the step after an episode ends resets that sub-environment (action ignored,
+        reward 0, flags False), as Gymnasium's own vector environments do.
+      SAME_STEP: the finished sub-environment resets within the step; `info["final_obs"]` holds its last
+        observation and `info["_final_obs"]` marks which entries are meaningful.
+      DISABLED: no auto-reset; reset chosen sub-environments with `reset(options={"reset_mask": mask})`.
+    output: "numpy" (default) or "jax" to keep the results on the device.
+    Sub-environment i is independent of the others; `reset(seed=s)` makes the whole batch reproducible.
+    """
+
+    metadata = {"render_modes": [], "render_fps": 15, "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        env_id: str,
+        num_envs: int,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        output: str = "numpy",
+        render_mode: str | None = None,
+        **kwargs,
+    ):
+        if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        autoreset_mode = _parse_autoreset_mode(autoreset_mode)
+        _check_render_mode(render_mode, self.metadata)
+        self.env_id = env_id
+        self.num_envs = int(num_envs)
+        self.autoreset_mode = autoreset_mode
+        self.output = _check_output(output)
+        self.render_mode = render_mode
+        self.metadata = {**self.metadata, "autoreset_mode": autoreset_mode}
+        self.env, self.params = make(env_id, **kwargs)
+        self.single_observation_space = observation_space(self.env)
+        self.single_action_space = spaces.Discrete(self.env.num_actions)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._key: jax.Array | None = None
+        self._state: EnvState | None = None
+        self._pending = None  # next-step mode: sub-environments whose episode ended on the last step
+        self._reset_fn = jax.jit(self._pure_reset)
+        self._step_fn = jax.jit(self._pure_step)
+
+    # --- pure, jitted ---
+
+    def _pure_reset(self, key, state, mask, params):
+        key, sub = jax.random.split(key)
+        obs, fresh = jax.vmap(self.env.reset, in_axes=(0, None))(jax.random.split(sub, self.num_envs), params)
+        if state is not None:  # partial reset: keep the others, and MinAtar's sticky action everywhere
+            fresh = dataclasses.replace(fresh, last_action=state.last_action)
+            obs = jnp.where(_expand(mask, obs), obs, jax.vmap(self.env.observation)(state))
+            fresh = _select(mask, fresh, state)
+        return key, fresh, obs
+
+    def _pure_step(self, key, state, pending, actions, params):
+        env, num_draws = self.env, self.env.num_draws
+        key, sub = jax.random.split(key)
+        uniforms = jax.random.uniform(sub, (self.num_envs, num_draws + env.num_reset_uniforms))
+        draws = jax.vmap(env.draws_from_uniforms, in_axes=(0, 0, None))(uniforms[:, :num_draws], state, params)
+        transition = jax.vmap(env.transition, in_axes=(0, 0, 0, None))
+        obs, stepped, reward, terminated, truncated, _ = transition(state, actions, draws, params)
+        if self.autoreset_mode == AutoresetMode.DISABLED:
+            return key, stepped, terminated | truncated, (obs, reward, terminated, truncated), {}
+
+        reset_obs, fresh = jax.vmap(env.reset_from_uniforms, in_axes=(0, None))(uniforms[:, num_draws:], params)
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            done = terminated | truncated
+            fresh = dataclasses.replace(fresh, last_action=stepped.last_action)  # MinAtar keeps it across resets
+            info = {"final_obs": obs, "_final_obs": done, "final_info": {}, "_final_info": done}
+            next_obs = jnp.where(_expand(done, obs), reset_obs, obs)
+            return key, _select(done, fresh, stepped), pending, (next_obs, reward, terminated, truncated), info
+
+        # NEXT_STEP: a sub-environment whose episode ended on the previous step resets now, ignoring its action.
+        fresh = dataclasses.replace(fresh, last_action=state.last_action)
+        next_obs = jnp.where(_expand(pending, obs), reset_obs, obs)
+        reward = jnp.where(pending, 0.0, reward)
+        terminated, truncated = terminated & ~pending, truncated & ~pending
+        next_state = _select(pending, fresh, stepped)
+        return key, next_state, terminated | truncated, (next_obs, reward, terminated, truncated), {}
+
+    # --- Gymnasium API ---
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if seed is not None or self._key is None:
+            self._key = _seed_key(seed, self.np_random)
+        mask = (options or {}).get("reset_mask")
+        if mask is not None:
+            mask = np.asarray(mask)
+            if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
+                raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},), got {mask!r}")
+            if self._state is None:
+                raise RuntimeError("reset() once without reset_mask before resetting selected sub-environments")
+        state = self._state if mask is not None else None
+        self._key, self._state, obs = self._reset_fn(self._key, state, mask, self.params)
+        self._pending = jnp.zeros(self.num_envs, bool) if mask is None else self._pending & ~jnp.asarray(mask)
+        return self._out(obs), {}
+
+    def step(self, actions):
+        if self._state is None:
+            raise RuntimeError("call reset() before step()")
+        if self.autoreset_mode == AutoresetMode.DISABLED and bool(jnp.any(self._pending)):
+            raise RuntimeError(
+                "autoreset is disabled and some sub-environments have finished: "
+                "reset them with reset(options={'reset_mask': mask}) first"
+            )
+        actions = _check_actions(actions, self.num_envs, self.single_action_space.n)
+        self._key, self._state, self._pending, results, info = self._step_fn(
+            self._key, self._state, self._pending, actions, self.params
+        )
+        obs, reward, terminated, truncated = self._out(results)
+        return obs, reward, terminated, truncated, self._out(info)
+
+    def _out(self, tree):
+        return jax.device_get(tree) if self.output == "numpy" else tree
+
+    @property
+    def state(self) -> EnvState | None:
+        """The current batched pure state."""
+        return self._state
+
+
+def _parse_autoreset_mode(mode) -> AutoresetMode:
+    """An `AutoresetMode`, its value ("NextStep") or snake case ("next_step")."""
+    if isinstance(mode, AutoresetMode):
+        return mode
+    by_name = {m.value.lower(): m for m in AutoresetMode}
+    key = str(mode).replace("_", "").lower()
+    if key not in by_name:
+        raise ValueError(f"autoreset_mode must be one of {[m.value for m in AutoresetMode]}, got {mode!r}")
+    return by_name[key]
+
+
+def _expand(mask, like):
+    """Reshape a per-environment mask to broadcast against a batched array."""
+    return mask.reshape(mask.shape + (1,) * (like.ndim - 1))
+
+
+def _select(mask, on_true, on_false):
+    """Per-environment select between two batched pytrees."""
+    return jax.tree.map(lambda a, b: jnp.where(_expand(mask, a), a, b), on_true, on_false)
+
+
+def register_envs() -> None:
+    """Register every MaxAtar id with Gymnasium (idempotent). Importing `maxatar` calls this."""
+    for env_id in registered_ids():
+        if env_id in gymnasium.registry:
+            continue
+        gymnasium.register(
+            id=env_id,
+            entry_point="maxatar.gym_api:MaxAtarEnv",
+            vector_entry_point="maxatar.gym_api:MaxAtarVectorEnv",
+            kwargs={"env_id": env_id},
+        )
+
+
+__all__ = ["MaxAtarEnv", "MaxAtarFuncEnv", "MaxAtarVectorEnv", "StepState", "observation_space", "register_envs"]

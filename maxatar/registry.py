@@ -1,0 +1,80 @@
+"""Environment ids -> environment classes, and `maxatar.make`."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from typing import NamedTuple
+
+from maxatar.core import Environment, EnvParams, check_params
+
+
+class Spec(NamedTuple):
+    """Where an id's class lives (imported on first use) and the constructor arguments it fixes."""
+
+    entry_point: str
+    kwargs: dict
+
+
+def _minatar(module: str, cls: str) -> dict[str, Spec]:
+    entry = f"maxatar.envs.{module}:{cls}"
+    return {
+        f"{cls}-v0": Spec(entry, {"minimal_actions": False}),
+        f"{cls}-v1": Spec(entry, {"minimal_actions": True}),
+    }
+
+
+SPECS: dict[str, Spec] = {
+    "CartPole-v1": Spec("maxatar.envs.cartpole:CartPole", {}),
+    "Doors-v0": Spec("maxatar.envs.doors:Doors", {}),
+    **_minatar("breakout", "Breakout"),
+    **_minatar("asterix", "Asterix"),
+    **_minatar("freeway", "Freeway"),
+    **_minatar("seaquest", "Seaquest"),
+    **_minatar("space_invaders", "SpaceInvaders"),
+}
+
+NAMESPACE = "maxatar"
+
+
+def registered_ids() -> list[str]:
+    """Every id, with the `maxatar/` namespace, as Gymnasium knows them."""
+    return [f"{NAMESPACE}/{name}" for name in SPECS]
+
+
+def _spec(env_id: str) -> Spec:
+    if not isinstance(env_id, str):
+        raise TypeError(f"env_id must be a string, got {env_id!r}")
+    name = env_id.split(":")[-1]
+    name = name[len(NAMESPACE) + 1 :] if name.startswith(NAMESPACE + "/") else name
+    if name not in SPECS:
+        raise ValueError(f"unknown environment id {env_id!r}; known ids: {', '.join(registered_ids())}")
+    return SPECS[name]
+
+
+def env_class(env_id: str) -> type[Environment]:
+    module, cls = _spec(env_id).entry_point.split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+PARAM_FIELDS = tuple(f.name for f in dataclasses.fields(EnvParams))
+
+
+def make(env_id: str, **overrides) -> tuple[Environment, EnvParams]:
+    """The pure environment and its default params for `env_id` (the `maxatar/` prefix is optional).
+
+    Keyword arguments naming a params field (`sticky_action_prob`, `difficulty_ramping`, `max_steps`) set
+    that default; any other keyword goes to the environment's constructor (for example Doors' `size`).
+    """
+    spec = _spec(env_id)
+    param_overrides = {k: v for k, v in overrides.items() if k in PARAM_FIELDS}
+    ctor_kwargs = {**spec.kwargs, **{k: v for k, v in overrides.items() if k not in PARAM_FIELDS}}
+    cls = env_class(env_id)
+    try:
+        env = cls(**ctor_kwargs)
+    except TypeError as error:
+        raise TypeError(f"{env_id}: unexpected argument(s) {sorted(ctor_kwargs)}: {error}") from None
+    params = env.default_params()
+    if param_overrides:
+        params = dataclasses.replace(params, **param_overrides)
+    return env, check_params(params)

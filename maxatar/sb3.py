@@ -1,0 +1,75 @@
+"""Stable-Baselines3 `VecEnv` over MaxAtar's jitted vector environment.
+
+SB3 does not accept Gymnasium vector environments; this adapter gives it what it expects: same-step
+resets, `infos[i]["terminal_observation"]` for finished episodes and `"TimeLimit.truncated"` for
+truncations. All sub-environments still step in one jitted call. Stable-Baselines3 is imported lazily.
+
+    from stable_baselines3 import PPO
+    from maxatar.sb3 import make_sb3_vec_env
+    model = PPO("MlpPolicy", make_sb3_vec_env("maxatar/Breakout-v1", num_envs=16), n_steps=128)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import AutoresetMode
+
+from maxatar.gym_api import MaxAtarVectorEnv
+
+
+def make_sb3_vec_env(env_id: str, num_envs: int = 8, seed: int | None = None, **kwargs):
+    """An SB3 `VecEnv` of `num_envs` copies of `env_id`; kwargs go to `maxatar.make`."""
+    from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+
+    class MaxAtarSB3VecEnv(VecEnv):
+        def __init__(self):
+            self.venv = MaxAtarVectorEnv(env_id, num_envs, autoreset_mode=AutoresetMode.SAME_STEP, **kwargs)
+            super().__init__(num_envs, self.venv.single_observation_space, self.venv.single_action_space)
+            self._next_seed = seed
+            self._actions = None
+
+        def reset(self):
+            seeds = [s for s in self._seeds if s is not None]
+            reset_seed = seeds[0] if seeds else self._next_seed
+            self._next_seed = None
+            obs, _ = self.venv.reset(seed=reset_seed)
+            self._reset_seeds()
+            self._reset_options()
+            return obs
+
+        def step_async(self, actions: np.ndarray) -> None:
+            self._actions = np.asarray(actions).reshape(self.num_envs)
+
+        def step_wait(self):
+            obs, reward, terminated, truncated, info = self.venv.step(self._actions)
+            dones = terminated | truncated
+            infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+            for i in np.flatnonzero(dones):
+                infos[i]["terminal_observation"] = info["final_obs"][i]
+                infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
+            return obs, reward.astype(np.float32), dones, infos
+
+        def close(self) -> None:
+            self.venv.close()
+
+        def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+            return [getattr(self.venv, attr_name) for _ in self._get_indices(indices)]
+
+        def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+            raise AttributeError(f"sub-environments of a jitted vector env share {attr_name!r}; it cannot be set")
+
+        def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
+            method = getattr(self.venv, method_name)
+            return [method(*method_args, **method_kwargs) for _ in self._get_indices(indices)]
+
+        def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+            return [False for _ in self._get_indices(indices)]
+
+        def _get_indices(self, indices):
+            if indices is None:
+                return range(self.num_envs)
+            return [indices] if isinstance(indices, int) else indices
+
+    return MaxAtarSB3VecEnv()

@@ -1,0 +1,14 @@
+"""Shared test configuration: hypothesis profiles (deterministic in CI) and headless rendering."""
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+
+common = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+# CI: a fixed, reproducible search, so a green run stays green; locally: fresh examples every run.
+settings.register_profile("ci", derandomize=True, print_blob=True, **common)
+settings.register_profile("dev", **common)
+settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
