@@ -24,6 +24,23 @@ from maxatar.core import Environment, EnvParams, EnvState, pytree_dataclass
 from maxatar.registry import make, registered_ids
 
 OUTPUTS = ("numpy", "jax")
+RENDER_MODES = ["rgb_array", "human"]
+RENDER_PLUGIN_GROUP = "maxatar.renderers"
+
+
+def render_plugin(name: str):
+    """Drawing code lives in the `renderers` package, which imports `maxatar` (never the reverse); it is
+    found through the `maxatar.renderers` entry-point group: "frame" is a jittable `frame(env, state) ->
+    uint8 (H, W, 3)`, "window" a class `Window(title, fps)` with `show(frame)` and `close()`."""
+    from importlib.metadata import entry_points
+
+    found = entry_points(group=RENDER_PLUGIN_GROUP, name=name)
+    if not found:
+        raise RuntimeError(
+            f"rendering needs the `renderers` package (entry point {RENDER_PLUGIN_GROUP}:{name} not found); "
+            "install MaxAtar with its [render] extra"
+        )
+    return next(iter(found)).load()
 
 
 def observation_space(env: Environment) -> spaces.Space:
@@ -109,7 +126,7 @@ class MaxAtarEnv(gymnasium.Env):
     constructor options such as Doors' `size`).
     """
 
-    metadata = {"render_modes": [], "render_fps": 15}
+    metadata = {"render_modes": RENDER_MODES, "render_fps": 15}
 
     def __init__(self, env_id: str, render_mode: str | None = None, output: str = "numpy", **kwargs):
         _check_render_mode(render_mode, self.metadata)
@@ -124,6 +141,8 @@ class MaxAtarEnv(gymnasium.Env):
         self._state: StepState | None = None
         self._reset_fn = jax.jit(self._pure_reset)
         self._step_fn = jax.jit(self._pure_step)
+        self._frame_fn = None
+        self._window = None
 
     @property
     def params(self) -> EnvParams:
@@ -149,6 +168,8 @@ class MaxAtarEnv(gymnasium.Env):
         if seed is not None or self._key is None:
             self._key = _seed_key(seed, self.np_random)
         self._key, self._state, obs = self._reset_fn(self._key)
+        if self.render_mode == "human":
+            self.render()
         return self._out(obs), {}
 
     def step(self, action):
@@ -156,10 +177,36 @@ class MaxAtarEnv(gymnasium.Env):
             raise RuntimeError("call reset() before step()")
         action = _check_action(action, self.action_space.n)
         self._key, self._state, (obs, reward, terminated, truncated) = self._step_fn(self._key, self._state, action)
+        if self.render_mode == "human":
+            self.render()
         if self.output == "jax":
             return obs, reward, terminated, truncated, {}
         obs, reward, terminated, truncated = jax.device_get((obs, reward, terminated, truncated))
         return obs, float(reward), bool(terminated), bool(truncated), {}
+
+    def render(self):
+        """rgb_array: the current frame as uint8 (H, W, 3); human: show it in a pygame window."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode= to gymnasium.make")
+            return None
+        if self._state is None:
+            raise RuntimeError("call reset() before render()")
+        if self._frame_fn is None:
+            frame = render_plugin("frame")
+            self._frame_fn = jax.jit(lambda state: frame(self.func_env.env, state))
+        image = np.asarray(self._frame_fn(self._state.env))
+        if self.render_mode == "rgb_array":
+            return image
+        if self._window is None:
+            self._window = render_plugin("window")(title=self.env_id, fps=self.metadata["render_fps"])
+        self._window.show(image)
+        return None
+
+    def close(self):
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+        super().close()
 
     @property
     def state(self) -> EnvState | None:
@@ -205,7 +252,7 @@ class MaxAtarVectorEnv(VectorEnv):
     Sub-environment i is independent of the others; `reset(seed=s)` makes the whole batch reproducible.
     """
 
-    metadata = {"render_modes": [], "render_fps": 15, "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 15, "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(
         self,
@@ -309,6 +356,15 @@ class MaxAtarVectorEnv(VectorEnv):
 
     def _out(self, tree):
         return jax.device_get(tree) if self.output == "numpy" else tree
+
+    def render(self):
+        """rgb_array: a tuple with one uint8 (H, W, 3) frame per sub-environment, as Gymnasium's vector envs."""
+        if self.render_mode is None or self._state is None:
+            return None
+        if not hasattr(self, "_frames_fn"):
+            frame = render_plugin("frame")
+            self._frames_fn = jax.jit(jax.vmap(lambda state: frame(self.env, state)))
+        return tuple(np.asarray(self._frames_fn(self._state)))
 
     @property
     def state(self) -> EnvState | None:
