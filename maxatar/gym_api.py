@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 
 import gymnasium
 import jax
@@ -79,6 +80,13 @@ class MaxAtarFuncEnv(FuncEnv):
     def get_default_params(self, **kwargs) -> EnvParams:
         return self.params
 
+    # Equal environments compare equal, so jitted code keyed on a FuncEnv is shared between instances.
+    def __eq__(self, other):
+        return isinstance(other, MaxAtarFuncEnv) and self.env == other.env
+
+    def __hash__(self):
+        return hash((MaxAtarFuncEnv, self.env))
+
     def initial(self, rng, params=None) -> StepState:
         _, state = self.env.reset(rng, self.params if params is None else params)
         return StepState(state, jnp.float32(0.0), jnp.bool_(False))
@@ -139,26 +147,12 @@ class MaxAtarEnv(gymnasium.Env):
         self.action_space = self.func_env.action_space
         self._key: jax.Array | None = None
         self._state: StepState | None = None
-        self._reset_fn = jax.jit(self._pure_reset)
-        self._step_fn = jax.jit(self._pure_step)
         self._frame_fn = None
         self._window = None
 
     @property
     def params(self) -> EnvParams:
         return self.func_env.params
-
-    def _pure_reset(self, key):
-        key, sub = jax.random.split(key)
-        state = self.func_env.initial(sub)
-        return key, state, self.func_env.observation(state)
-
-    def _pure_step(self, key, state, action):
-        key, sub = jax.random.split(key)
-        f = self.func_env
-        next_state = f.transition(state, action, sub)
-        results = (f.observation(next_state), next_state.reward, f.terminal(next_state), next_state.truncated)
-        return key, next_state, results
 
     def _out(self, x):
         return np.asarray(x) if self.output == "numpy" else x
@@ -167,7 +161,7 @@ class MaxAtarEnv(gymnasium.Env):
         super().reset(seed=seed)
         if seed is not None or self._key is None:
             self._key = _seed_key(seed, self.np_random)
-        self._key, self._state, obs = self._reset_fn(self._key)
+        self._key, self._state, obs = _single_reset(self.func_env, self._key, self.params)
         if self.render_mode == "human":
             self.render()
         return self._out(obs), {}
@@ -176,7 +170,9 @@ class MaxAtarEnv(gymnasium.Env):
         if self._state is None:
             raise RuntimeError("call reset() before step()")
         action = _check_action(action, self.action_space.n)
-        self._key, self._state, (obs, reward, terminated, truncated) = self._step_fn(self._key, self._state, action)
+        self._key, self._state, (obs, reward, terminated, truncated) = _single_step(
+            self.func_env, self._key, self._state, action, self.params
+        )
         if self.render_mode == "human":
             self.render()
         if self.output == "jax":
@@ -212,6 +208,30 @@ class MaxAtarEnv(gymnasium.Env):
     def state(self) -> EnvState | None:
         """The current pure state (for inspection and rendering)."""
         return None if self._state is None else self._state.env
+
+
+@partial(jax.jit, static_argnums=0)
+def _single_reset(f: MaxAtarFuncEnv, key, params):
+    key, sub = jax.random.split(key)
+    state = f.initial(sub, params)
+    return key, state, f.observation(state)
+
+
+@partial(jax.jit, static_argnums=0)
+def _single_step(f: MaxAtarFuncEnv, key, state, action, params):
+    """Gymnasium's step as one call: transition, then the observation, reward and flags it implies."""
+    key, sub = jax.random.split(key)
+    next_state = f.transition(state, action, sub, params)
+    return (
+        key,
+        next_state,
+        (
+            f.observation(next_state),
+            f.reward(state, action, next_state),
+            f.terminal(next_state),
+            f.truncated(next_state),
+        ),
+    )
 
 
 def _check_action(action, n: int) -> np.int32:
@@ -281,45 +301,7 @@ class MaxAtarVectorEnv(VectorEnv):
         self._key: jax.Array | None = None
         self._state: EnvState | None = None
         self._pending = None  # next-step mode: sub-environments whose episode ended on the last step
-        self._reset_fn = jax.jit(self._pure_reset)
-        self._step_fn = jax.jit(self._pure_step)
-
-    # --- pure, jitted ---
-
-    def _pure_reset(self, key, state, mask, params):
-        key, sub = jax.random.split(key)
-        obs, fresh = jax.vmap(self.env.reset, in_axes=(0, None))(jax.random.split(sub, self.num_envs), params)
-        if state is not None:  # partial reset: keep the others, and MinAtar's sticky action everywhere
-            fresh = dataclasses.replace(fresh, last_action=state.last_action)
-            obs = jnp.where(_expand(mask, obs), obs, jax.vmap(self.env.observation)(state))
-            fresh = _select(mask, fresh, state)
-        return key, fresh, obs
-
-    def _pure_step(self, key, state, pending, actions, params):
-        env, num_draws = self.env, self.env.num_draws
-        key, sub = jax.random.split(key)
-        uniforms = jax.random.uniform(sub, (self.num_envs, num_draws + env.num_reset_uniforms))
-        draws = jax.vmap(env.draws_from_uniforms, in_axes=(0, 0, None))(uniforms[:, :num_draws], state, params)
-        transition = jax.vmap(env.transition, in_axes=(0, 0, 0, None))
-        obs, stepped, reward, terminated, truncated, _ = transition(state, actions, draws, params)
-        if self.autoreset_mode == AutoresetMode.DISABLED:
-            return key, stepped, terminated | truncated, (obs, reward, terminated, truncated), {}
-
-        reset_obs, fresh = jax.vmap(env.reset_from_uniforms, in_axes=(0, None))(uniforms[:, num_draws:], params)
-        if self.autoreset_mode == AutoresetMode.SAME_STEP:
-            done = terminated | truncated
-            fresh = dataclasses.replace(fresh, last_action=stepped.last_action)  # MinAtar keeps it across resets
-            info = {"final_obs": obs, "_final_obs": done, "final_info": {}, "_final_info": done}
-            next_obs = jnp.where(_expand(done, obs), reset_obs, obs)
-            return key, _select(done, fresh, stepped), pending, (next_obs, reward, terminated, truncated), info
-
-        # NEXT_STEP: a sub-environment whose episode ended on the previous step resets now, ignoring its action.
-        fresh = dataclasses.replace(fresh, last_action=state.last_action)
-        next_obs = jnp.where(_expand(pending, obs), reset_obs, obs)
-        reward = jnp.where(pending, 0.0, reward)
-        terminated, truncated = terminated & ~pending, truncated & ~pending
-        next_state = _select(pending, fresh, stepped)
-        return key, next_state, terminated | truncated, (next_obs, reward, terminated, truncated), {}
+        self._spec = _VectorSpec(self.env, self.num_envs, self.autoreset_mode)
 
     # --- Gymnasium API ---
 
@@ -335,7 +317,7 @@ class MaxAtarVectorEnv(VectorEnv):
             if self._state is None:
                 raise RuntimeError("reset() once without reset_mask before resetting selected sub-environments")
         state = self._state if mask is not None else None
-        self._key, self._state, obs = self._reset_fn(self._key, state, mask, self.params)
+        self._key, self._state, obs = _vector_reset(self._spec, self._key, state, mask, self.params)
         self._pending = jnp.zeros(self.num_envs, bool) if mask is None else self._pending & ~jnp.asarray(mask)
         return self._out(obs), {}
 
@@ -348,8 +330,8 @@ class MaxAtarVectorEnv(VectorEnv):
                 "reset them with reset(options={'reset_mask': mask}) first"
             )
         actions = _check_actions(actions, self.num_envs, self.single_action_space.n)
-        self._key, self._state, self._pending, results, info = self._step_fn(
-            self._key, self._state, self._pending, actions, self.params
+        self._key, self._state, self._pending, results, info = _vector_step(
+            self._spec, self._key, self._state, self._pending, actions, self.params
         )
         obs, reward, terminated, truncated = self._out(results)
         return obs, reward, terminated, truncated, self._out(info)
@@ -370,6 +352,56 @@ class MaxAtarVectorEnv(VectorEnv):
     def state(self) -> EnvState | None:
         """The current batched pure state."""
         return self._state
+
+
+@dataclasses.dataclass(frozen=True)
+class _VectorSpec:
+    """The static part of a vector environment: jitted code is compiled once per spec."""
+
+    env: Environment
+    num_envs: int
+    autoreset_mode: AutoresetMode
+
+
+@partial(jax.jit, static_argnums=0)
+def _vector_reset(spec: _VectorSpec, key, state, mask, params):
+    """Reset every sub-environment, or (given a state and a mask) only the masked ones."""
+    key, sub = jax.random.split(key)
+    obs, fresh = jax.vmap(spec.env.reset, in_axes=(0, None))(jax.random.split(sub, spec.num_envs), params)
+    if state is not None:  # partial reset: keep the others, and MinAtar's sticky action everywhere
+        fresh = dataclasses.replace(fresh, last_action=state.last_action)
+        obs = jnp.where(_expand(mask, obs), obs, jax.vmap(spec.env.observation)(state))
+        fresh = _select(mask, fresh, state)
+    return key, fresh, obs
+
+
+@partial(jax.jit, static_argnums=0)
+def _vector_step(spec: _VectorSpec, key, state, pending, actions, params):
+    """The whole vector step, auto-reset included, as one call. All variates come from one uniform draw."""
+    env, num_draws = spec.env, spec.env.num_draws
+    key, sub = jax.random.split(key)
+    uniforms = jax.random.uniform(sub, (spec.num_envs, num_draws + env.num_reset_uniforms))
+    draws = jax.vmap(env.draws_from_uniforms, in_axes=(0, 0, None))(uniforms[:, :num_draws], state, params)
+    transition = jax.vmap(env.transition, in_axes=(0, 0, 0, None))
+    obs, stepped, reward, terminated, truncated, _ = transition(state, actions, draws, params)
+    if spec.autoreset_mode == AutoresetMode.DISABLED:
+        return key, stepped, terminated | truncated, (obs, reward, terminated, truncated), {}
+
+    reset_obs, fresh = jax.vmap(env.reset_from_uniforms, in_axes=(0, None))(uniforms[:, num_draws:], params)
+    if spec.autoreset_mode == AutoresetMode.SAME_STEP:
+        done = terminated | truncated
+        fresh = dataclasses.replace(fresh, last_action=stepped.last_action)  # MinAtar keeps it across resets
+        info = {"final_obs": obs, "_final_obs": done, "final_info": {}, "_final_info": done}
+        next_obs = jnp.where(_expand(done, obs), reset_obs, obs)
+        return key, _select(done, fresh, stepped), pending, (next_obs, reward, terminated, truncated), info
+
+    # NEXT_STEP: a sub-environment whose episode ended on the previous step resets now, ignoring its action.
+    fresh = dataclasses.replace(fresh, last_action=state.last_action)
+    next_obs = jnp.where(_expand(pending, obs), reset_obs, obs)
+    reward = jnp.where(pending, 0.0, reward)
+    terminated, truncated = terminated & ~pending, truncated & ~pending
+    next_state = _select(pending, fresh, stepped)
+    return key, next_state, terminated | truncated, (next_obs, reward, terminated, truncated), {}
 
 
 def _parse_autoreset_mode(mode) -> AutoresetMode:
