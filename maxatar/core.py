@@ -229,6 +229,7 @@ class Environment:
     def step(self, key: jax.Array, state: EnvState, action, params: EnvParams | None = None):
         """`transition` after `sample_draws`. Does not reset: see `AutoReset`."""
         params = self.default_params() if params is None else params
+        action = self._check_action(action)  # before any work, so bad input fails fast
         return self.transition(state, action, self.sample_draws(key, state, params), params)
 
     def observation(self, state: EnvState) -> jax.Array:

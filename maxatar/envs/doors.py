@@ -7,8 +7,9 @@ independent draws: an earlier port drew both from one key, so they always coinci
 1 right, 2 down, 3 left, 4 up. A move into the wall or off the grid leaves the agent in place and earns 0;
 otherwise the reward is the decrease of the Euclidean distance to the goal. Reaching the goal terminates.
 
-Default time limit: 100 steps. The longest shortest path with the default doors is 22 steps (14 rows
-plus 8 columns of detour) and 42 with random doors (14 + 2 * 14), so every start can reach its goal.
+Default time limit: 100 steps. The longest shortest path with the default doors is 28 steps (14 rows plus
+14 columns, e.g. from the bottom-right corner to the top-left one) and 42 with random doors (a single door
+in the far corner: 14 + 2 * 14), so every start can reach its goal with room for detours.
 Observation: the flattened grid, 0 empty, 1 agent, 2 wall, 3 goal (`MultiDiscrete([4] * size * size)`).
 """
 
