@@ -103,4 +103,5 @@ def test_episode_reward_and_time_limit():
     assert not terminated.any() and truncated[499] and not truncated[:499].any() and reward[:500].sum() == 500
     reward, terminated, truncated = map(np.asarray, rollout(jax.random.key(1), 10.0))  # always push left: falls
     end = int(np.argmax(terminated))
-    assert 0 < end < 100 and terminated[end:].all() and reward[: end + 1].sum() == end + 1 and reward[end + 1 :].sum() == 0
+    assert 0 < end < 100 and terminated[end:].all()
+    assert reward[: end + 1].sum() == end + 1 and reward[end + 1 :].sum() == 0

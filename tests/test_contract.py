@@ -51,7 +51,7 @@ def test_rollout_contract(env_id):
     assert reward.dtype == np.float32 and terminated.dtype == truncated.dtype == np.bool_
     reset_state = jax.eval_shape(env.reset, jax.random.key(0), params)[1]
     assert jax.tree.structure(final) == jax.tree.structure(jax.tree.map(lambda x: x[0], final))
-    for leaf, ref in zip(jax.tree.leaves(final), jax.tree.leaves(reset_state)):
+    for leaf, ref in zip(jax.tree.leaves(final), jax.tree.leaves(reset_state), strict=True):
         assert leaf.shape == (3, *ref.shape) and leaf.dtype == ref.dtype
 
     # Truncation is the time limit and nothing else; termination is the game's own.
@@ -65,7 +65,7 @@ def test_rollout_contract(env_id):
 
     # Same key, same trajectory, whatever the batch size.
     single_final, single_seen = jax.device_get(rollout(keys[:1], params))
-    for a, b in zip(jax.tree.leaves((single_final, single_seen)), jax.tree.leaves((final, seen))):
+    for a, b in zip(jax.tree.leaves((single_final, single_seen)), jax.tree.leaves((final, seen)), strict=True):
         np.testing.assert_array_equal(a[0], b[0])
 
 
@@ -91,10 +91,10 @@ def test_step_is_transition_after_sample_draws_and_terminal_states_freeze(env_id
     probe = probes(env_id)
     for seed in range(3):
         state, stepped, replayed, frozen = jax.device_get(probe(jax.random.key(seed), jnp.int32(seed % 2), params))
-        for a, b in zip(jax.tree.leaves(stepped), jax.tree.leaves(replayed)):
+        for a, b in zip(jax.tree.leaves(stepped), jax.tree.leaves(replayed), strict=True):
             np.testing.assert_array_equal(a, b)
         _, frozen_state, reward, terminated, _, _ = frozen
-        for a, b in zip(jax.tree.leaves(frozen_state.game), jax.tree.leaves(state.game)):
+        for a, b in zip(jax.tree.leaves(frozen_state.game), jax.tree.leaves(state.game), strict=True):
             np.testing.assert_array_equal(a, b)
         assert reward == 0 and terminated and frozen_state.time == 1
 

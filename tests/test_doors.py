@@ -61,7 +61,8 @@ def play(agent_col, goal_col, doors, actions):
     obs0, state = ENV.reset_from_draws(draws, PARAMS)
 
     def body(state, action):
-        obs, state, reward, terminated, truncated, _ = ENV.transition(state, action, Draws(jnp.float32(1.0), ()), PARAMS)
+        never_sticky = Draws(jnp.float32(1.0), ())
+        obs, state, reward, terminated, truncated, _ = ENV.transition(state, action, never_sticky, PARAMS)
         return state, (obs, reward, terminated, truncated)
 
     return obs0, jax.lax.scan(body, state, actions)[1]

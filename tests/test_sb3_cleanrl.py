@@ -51,7 +51,7 @@ def test_sb3_ppo_on_vec_env_adapter():
         venv.step_async(np.ones(8, np.int64))
         obs, reward, dones, infos = venv.step_wait()
         assert obs.shape == (8, 4) and reward.dtype == np.float32 and len(infos) == 8
-        for done, info, o in zip(dones, infos, obs):
+        for done, info, o in zip(dones, infos, obs, strict=True):
             assert done == ("terminal_observation" in info)
             if done:
                 seen_done = True
@@ -102,6 +102,6 @@ def test_cleanrl_style_loop_stores_only_real_transitions(mode):
         episodes += ended.sum()
         obs = next_obs
     assert episodes >= 16
-    o, a, r, n, d = map(np.array, zip(*stored))
+    o, a, r, n, d = map(np.array, zip(*stored, strict=True))
     np.testing.assert_allclose(np.asarray(replay_dynamics(o, a)), n, rtol=1e-5, atol=1e-6)
     assert (r == 1).all() and d.sum() >= 16
