@@ -286,17 +286,11 @@ class AutoReset:
     def step_from_uniforms(self, uniforms, state, action, params):
         env = self.env
         draws = env.draws_from_uniforms(uniforms[: env.num_draws], state, params)
-        obs, state, reward, terminated, truncated, info = env.transition(state, action, draws, params)
-        reset_obs, reset_state = env.reset_from_uniforms(uniforms[env.num_draws :], params)
+        final_obs, state, reward, terminated, truncated, info = env.transition(state, action, draws, params)
+        _, reset_state = env.reset_from_uniforms(uniforms[env.num_draws :], params)
         reset_state = dataclasses.replace(reset_state, last_action=state.last_action)
-        done = terminated | truncated
+        # Select the state first, then build one observation (unused observations are compiled away).
+        next_state = tree_select(terminated | truncated, reset_state, state)
         if self.final_obs:
-            info = {**info, "final_obs": obs}
-        return (
-            jnp.where(done, reset_obs, obs),
-            tree_select(done, reset_state, state),
-            reward,
-            terminated,
-            truncated,
-            info,
-        )
+            info = {**info, "final_obs": final_obs}
+        return env.observation(next_state), next_state, reward, terminated, truncated, info

@@ -387,21 +387,21 @@ def _vector_step(spec: _VectorSpec, key, state, pending, actions, params):
     if spec.autoreset_mode == AutoresetMode.DISABLED:
         return key, stepped, terminated | truncated, (obs, reward, terminated, truncated), {}
 
-    reset_obs, fresh = jax.vmap(env.reset_from_uniforms, in_axes=(0, None))(uniforms[:, num_draws:], params)
+    fresh = jax.vmap(env.reset_from_uniforms, in_axes=(0, None))(uniforms[:, num_draws:], params)[1]
+    observe = jax.vmap(env.observation)  # once, on the selected state; unused observations compile away
     if spec.autoreset_mode == AutoresetMode.SAME_STEP:
         done = terminated | truncated
         fresh = dataclasses.replace(fresh, last_action=stepped.last_action)  # MinAtar keeps it across resets
+        next_state = _select(done, fresh, stepped)
         info = {"final_obs": obs, "_final_obs": done, "final_info": {}, "_final_info": done}
-        next_obs = jnp.where(_expand(done, obs), reset_obs, obs)
-        return key, _select(done, fresh, stepped), pending, (next_obs, reward, terminated, truncated), info
+        return key, next_state, pending, (observe(next_state), reward, terminated, truncated), info
 
     # NEXT_STEP: a sub-environment whose episode ended on the previous step resets now, ignoring its action.
     fresh = dataclasses.replace(fresh, last_action=state.last_action)
-    next_obs = jnp.where(_expand(pending, obs), reset_obs, obs)
+    next_state = _select(pending, fresh, stepped)
     reward = jnp.where(pending, 0.0, reward)
     terminated, truncated = terminated & ~pending, truncated & ~pending
-    next_state = _select(pending, fresh, stepped)
-    return key, next_state, terminated | truncated, (next_obs, reward, terminated, truncated), {}
+    return key, next_state, terminated | truncated, (observe(next_state), reward, terminated, truncated), {}
 
 
 def _parse_autoreset_mode(mode) -> AutoresetMode:

@@ -73,26 +73,30 @@ class ScriptedRandom:
             return one()
         return np.array([one() for _ in range(int(np.prod(size)))]).reshape(size)
 
+    def _record(self, method, args, value):
+        # A copy: the reference may modify a returned array in place (Freeway multiplies speeds by signs).
+        self.log.append(Call(method, args, np.array(value, copy=True) if isinstance(value, np.ndarray) else value))
+
     def rand(self, *shape):
         value = self._sized(shape or None, self.source.uniform)
-        self.log.append(Call("rand", shape, value))
+        self._record("rand", shape, value)
         return value
 
     def random(self, size=None):
         value = self._sized(size, self.source.uniform)
-        self.log.append(Call("rand", (size,) if size else (), value))
+        self._record("rand", (size,) if size else (), value)
         return value
 
     def uniform(self, low=0.0, high=1.0, size=None):
         u = self._sized(size, self.source.uniform)
-        self.log.append(Call("rand", (size,) if size else (), u))
+        self._record("rand", (size,) if size else (), u)
         return low + (high - low) * u
 
     def randint(self, low, high=None, size=None):
         if high is None:
             low, high = 0, low
         value = self._sized(size, lambda: self.source.integer(low, high))
-        self.log.append(Call("randint", (low, high, size), value))
+        self._record("randint", (low, high, size), value)
         return value
 
     def choice(self, *args, **kwargs):
