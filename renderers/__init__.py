@@ -1,0 +1,13 @@
+"""Drawing for MaxAtar: state -> RGB frames in JAX, a pygame window, GIF files and a small CLI.
+
+`frame(env, state)` is pure and jittable, so a whole rollout renders in one jitted `lax.scan`
+(`render_rollout`); `write_gif` saves the frames. The Gymnasium classes find `frame` and `Window` through the
+`maxatar.renderers` entry points. pygame and imageio are imported only when a window or a GIF is needed.
+"""
+
+from renderers.frames import PALETTES, Channel, GridPalette, frame
+from renderers.gif import write_gif
+from renderers.rollout import random_policy, render_rollout
+from renderers.window import Window
+
+__all__ = ["PALETTES", "Channel", "GridPalette", "Window", "frame", "random_policy", "render_rollout", "write_gif"]

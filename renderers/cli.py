@@ -1,0 +1,105 @@
+"""Command line: `python -m renderers gif ...` writes a GIF of a rollout, `python -m renderers play ...` lets a
+person play in a pygame window. Bad arguments exit with a usage message before any work is done."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+MAX_FRAMES = 10_000  # a rollout's frames are held in memory before the GIF is written
+
+
+def _bounded(kind: Callable, low, high=None) -> Callable[[str], object]:
+    """An argparse type: `kind(text)` within [low, high]."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {kind.__name__}, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            limits = f">= {low}" if high is None else f"between {low} and {high}"
+            raise argparse.ArgumentTypeError(f"must be {limits}, got {text}")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m renderers", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    gif = commands.add_parser("gif", help="render a rollout (one jitted scan) and write it as a GIF")
+    gif.add_argument("--env", required=True, help="environment id, e.g. maxatar/Breakout-v0")
+    gif.add_argument("--policy", default="random", help="'random' (default) or a path to a maxatar_agents checkpoint")
+    gif.add_argument(
+        "--steps", type=_bounded(int, 1, MAX_FRAMES), default=300, help="number of frames (one per action)"
+    )
+    gif.add_argument("--seed", type=_bounded(int, 0), default=0)
+    gif.add_argument("--out", required=True, help="output .gif file")
+    gif.add_argument("--fps", type=_bounded(float, 0.1, 100.0), default=15.0, help="playback speed")
+    gif.add_argument("--scale", type=_bounded(int, 1, 64), default=None, help="pixels per grid cell")
+    gif.add_argument("--no-overlay", action="store_true", help="leave out the score and step strip")
+    gif.set_defaults(run=run_gif, subparser=gif)
+
+    play = commands.add_parser("play", help="play with the keyboard: arrows move, space fires, R restarts")
+    play.add_argument("--env", required=True, help="environment id, e.g. maxatar/Breakout-v0")
+    play.add_argument("--fps", type=_bounded(float, 0.5, 60.0), default=10.0, help="steps per second")
+    play.add_argument("--zoom", type=_bounded(int, 1, 16), default=3, help="window enlargement")
+    play.add_argument("--seed", type=_bounded(int, 0), default=0)
+    play.add_argument("--steps", type=_bounded(int, 1), default=None, help="stop after this many steps")
+    play.set_defaults(run=run_play, subparser=play)
+    return parser
+
+
+def _make_env(parser: argparse.ArgumentParser, env_id: str):
+    import maxatar
+
+    try:
+        return maxatar.make(env_id)
+    except ValueError as error:
+        parser.error(str(error))
+    except ImportError as error:
+        parser.error(f"{env_id} is registered but its environment module cannot be imported ({error})")
+
+
+def run_gif(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    import jax
+
+    from renderers.gif import check_output_path, write_gif
+    from renderers.policies import PolicyError, resolve_policy
+    from renderers.rollout import render_rollout
+
+    try:
+        out = check_output_path(args.out)
+    except ValueError as error:
+        parser.error(f"--out: {error}")
+    env, params = _make_env(parser, args.env)
+    try:
+        policy = resolve_policy(args.policy, env, args.env)
+    except PolicyError as error:
+        parser.error(str(error))
+    frames, _ = render_rollout(
+        env, params, policy, jax.random.key(args.seed), args.steps, overlay=not args.no_overlay, scale=args.scale
+    )
+    write_gif(out, jax.device_get(frames), fps=args.fps)
+    height, width = frames.shape[1:3]
+    print(f"wrote {out} ({args.steps} frames of {width}x{height}, {out.stat().st_size / 1024:.0f} KiB)")
+    return 0
+
+
+def run_play(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from renderers.play import play
+
+    _make_env(parser, args.env)
+    returns = play(args.env, fps=args.fps, zoom=args.zoom, seed=args.seed, max_steps=args.steps)
+    if returns:
+        print(f"{len(returns)} episode(s), mean return {sum(returns) / len(returns):g}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    return args.run(args.subparser, args)  # errors print the subcommand's usage

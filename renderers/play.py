@@ -1,0 +1,112 @@
+"""Play an environment yourself in a pygame window: arrow keys move, space fires, R restarts, Esc quits.
+
+The game runs in real time at `fps` steps per second. Each step takes the key pressed since the previous
+step if there was one (so a quick tap is not lost), otherwise the key held down, otherwise no key. Keys map
+to the environment's own actions, so the full (`-v0`) and minimal (`-v1`) action sets both work; a key
+whose action is not in the set does nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+import maxatar
+from maxatar.core import Environment, EnvParams, EnvState
+from renderers.frames import frame
+from renderers.window import Window
+
+# Game actions for each control and for no key. MinAtar's full set: 0 no-op, 1 left, 2 up, 3 right,
+# 4 down, 5 fire. Doors: 0 stay, 1 right, 2 down, 3 left, 4 up. CartPole has no no-op: None repeats the
+# previous push.
+MINATAR_KEYS = {"none": 0, "left": 1, "up": 2, "right": 3, "down": 4, "fire": 5}
+KEYMAPS: dict[str, dict[str, int | None]] = {
+    "cartpole": {"none": None, "left": 0, "right": 1},
+    "doors": {"none": 0, "right": 1, "down": 2, "left": 3, "up": 4},
+}
+
+
+def choose_action(env: Environment, control: str | None, previous: int) -> int:
+    """The index (into `env`'s action set) that `control` ("left", ..., "fire", or None for no key) means."""
+    keymap = KEYMAPS.get(env.name, MINATAR_KEYS)
+    game_action = keymap.get(control) if control else None
+    if game_action is None or game_action not in env.action_set:
+        game_action = keymap["none"]
+    if game_action is None or game_action not in env.action_set:
+        return previous
+    return env.action_set.index(game_action)
+
+
+@partial(jax.jit, static_argnums=0)
+def _reset(env: Environment, key: jax.Array, params: EnvParams) -> EnvState:
+    return env.reset(key, params)[1]
+
+
+@partial(jax.jit, static_argnums=0)
+def _step(env: Environment, key: jax.Array, state: EnvState, action: jax.Array, params: EnvParams):
+    _, state, reward, terminated, truncated, _ = env.step(key, state, action, params)
+    return state, reward, terminated | truncated
+
+
+@partial(jax.jit, static_argnums=0)
+def _draw(env: Environment, state: EnvState, score: jax.Array) -> jax.Array:
+    return frame(env, state, score, state.time)
+
+
+def play(env_id: str, fps: float = 10.0, zoom: int = 3, seed: int = 0, max_steps: int | None = None) -> list[float]:
+    """Run the game until the window closes (or `max_steps` steps); returns the finished episodes' returns."""
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    import pygame
+
+    env, params = maxatar.make(env_id)
+    keys = {
+        pygame.K_LEFT: "left",
+        pygame.K_RIGHT: "right",
+        pygame.K_UP: "up",
+        pygame.K_DOWN: "down",
+        pygame.K_SPACE: "fire",
+    }
+    window = Window(title=f"{env_id} (arrows move, space fires, R restarts, Esc quits)", fps=fps, zoom=zoom)
+    key = jax.random.key(seed)
+    key, sub = jax.random.split(key)
+    state, score, action, pause, steps = _reset(env, sub, params), 0.0, 0, 0, 0
+    returns: list[float] = []
+    try:
+        while not window.closed and (max_steps is None or steps < max_steps):
+            window.show(_draw(env, state, jnp.float32(score)))
+            tapped, restart = None, False
+            for event in window.events():
+                if event.type == pygame.KEYDOWN and event.key == pygame.K_ESCAPE:
+                    window.close()
+                elif event.type == pygame.KEYDOWN and event.key == pygame.K_r:
+                    restart = True
+                elif event.type == pygame.KEYDOWN and event.key in keys:
+                    tapped = keys[event.key]
+            if window.closed:
+                break
+            held = pygame.key.get_pressed()
+            control = tapped or next((name for code, name in keys.items() if held[code]), None)
+            if pause > 0:  # an episode just ended: hold its last frame for a moment, then start another
+                pause -= 1
+                if pause > 0 and not restart:
+                    continue
+                restart = True
+            if restart:
+                key, sub = jax.random.split(key)
+                state, score, pause = _reset(env, sub, params), 0.0, 0
+                continue
+            action = choose_action(env, control, action)
+            key, sub = jax.random.split(key)
+            state, reward, done = _step(env, sub, state, jnp.int32(action), params)
+            score += float(reward)
+            steps += 1
+            if bool(done):
+                returns.append(score)
+                print(f"episode over: return {score:g} in {int(state.time)} steps")
+                pause = max(1, round(fps))
+    finally:
+        window.close()
+    return returns
