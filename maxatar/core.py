@@ -75,8 +75,17 @@ def uniform_to_int(u, low, high):
     return low + jnp.minimum((u * n).astype(jnp.int32), n - 1)
 
 
+def float32_ceiling(p):
+    """The smallest float32 >= p. For every float32 u, `u < float32_ceiling(p)` iff `u < p` exactly, so the
+    float32 sticky draw decides as the reference's float64 `rand() < p` does, whatever p is."""
+    p = np.asarray(p, np.float64)
+    f = p.astype(np.float32)
+    return np.where(f.astype(np.float64) < p, np.nextafter(f, np.float32(np.inf)), f)
+
+
 def check_params(params: EnvParams) -> EnvParams:
-    """Validate concrete params at the boundary; traced params pass through untouched."""
+    """Validate concrete params at the boundary (traced params pass through untouched), and store the sticky
+    probability as its float32 ceiling (see `float32_ceiling`)."""
     checks = [
         ("sticky_action_prob", lambda v: 0.0 <= v <= 1.0, "a probability in [0, 1]"),
         ("max_steps", lambda v: v >= 0 and float(v).is_integer(), "a non-negative integer (0 = no limit)"),
@@ -88,6 +97,10 @@ def check_params(params: EnvParams) -> EnvParams:
         array = np.asarray(value)
         if array.size and not all(ok(float(v)) for v in array.ravel()):
             raise ValueError(f"{name} must be {expected}, got {value!r}")
+    p = params.sticky_action_prob
+    if not isinstance(p, jax.core.Tracer):
+        ceiling = float32_ceiling(p)
+        params = params.replace(sticky_action_prob=float(ceiling) if ceiling.ndim == 0 else jnp.asarray(ceiling))
     return params
 
 

@@ -7,6 +7,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import maxatar
 from maxatar.core import AutoReset, EnvState
@@ -153,3 +155,10 @@ def test_make_rejects_bad_configuration():
     env, params = maxatar.make("maxatar/CartPole-v1", sticky_action_prob=0.25, max_steps=0)
     assert (params.sticky_action_prob, params.max_steps) == (0.25, 0)
     assert hash(env) == hash(maxatar.make("CartPole-v1")[0]) and env == maxatar.make("CartPole-v1")[0]
+
+
+@given(st.floats(0.0, 1.0), st.floats(0.0, 1.0, width=32))
+def test_sticky_threshold_decides_like_the_float64_reference(p, u):
+    """The reference compares a float64 draw with p; ours is float32, against p's float32 ceiling."""
+    params = maxatar.make("Breakout-v0", sticky_action_prob=p)[1]
+    assert (np.float32(u) < np.float32(params.sticky_action_prob)) == (u < p)
