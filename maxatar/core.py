@@ -80,7 +80,10 @@ def float32_ceiling(p):
     float32 sticky draw decides as the reference's float64 `rand() < p` does, whatever p is."""
     p = np.asarray(p, np.float64)
     f = p.astype(np.float32)
-    return np.where(f.astype(np.float64) < p, np.nextafter(f, np.float32(np.inf)), f)
+    ceiling = np.where(f.astype(np.float64) < p, np.nextafter(f, np.float32(np.inf)), f)
+    # XLA on CPU flushes subnormal floats to zero: lift a positive p to the smallest normal float32, which
+    # keeps the answer exact (draws are multiples of 2**-24, so none lies between p and that bound).
+    return np.where(p > 0, np.maximum(ceiling, np.finfo(np.float32).tiny), ceiling).astype(np.float32)
 
 
 def check_params(params: EnvParams) -> EnvParams:

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import maxatar
@@ -158,7 +158,8 @@ def test_make_rejects_bad_configuration():
 
 
 @given(st.floats(0.0, 1.0), st.floats(0.0, 1.0, width=32))
+@example(1e-308, 0.0)  # a subnormal threshold would be flushed to zero by XLA on CPU
 def test_sticky_threshold_decides_like_the_float64_reference(p, u):
-    """The reference compares a float64 draw with p; ours is float32, against p's float32 ceiling."""
+    """The reference compares a float64 draw with p; ours is float32, against p's float32 ceiling, on the device."""
     params = maxatar.make("Breakout-v0", sticky_action_prob=p)[1]
-    assert (np.float32(u) < np.float32(params.sticky_action_prob)) == (u < p)
+    assert bool(jnp.float32(u) < jnp.asarray(params.sticky_action_prob, jnp.float32)) == (u < p)

@@ -9,10 +9,9 @@ Reference (minatar 1.0.15) behaviour reproduced on purpose:
 
 * A ball that would leave the board sideways is clamped into the edge column for that step and its
   horizontal direction flips; a top-wall bounce can flip the vertical direction in the same step.
-* Strike: after breaking a brick the ball sits level with it for one step (its row is kept, its vertical
-  direction flips). If the very next move lands on a brick as well, nothing is broken and no reward is
-  given: the ball enters that brick's cell. The strike flag stays set while the ball keeps landing on
-  bricks, so it can tunnel through several.
+* Strike: breaking a brick keeps the ball's row (it moves one cell sideways) and flips its vertical
+  direction. If the very next move lands on a brick as well, nothing is broken and no reward is given:
+  the ball enters that brick's cell. The flag stays set for as long as the ball keeps landing on bricks.
 * The wall of bricks is refilled only when the ball reaches the bottom row with no bricks left, not
   when the last brick breaks (the refill happens even if the paddle then misses).
 * Catching: if the paddle (after this step's move) is under the ball's *previous* column, the ball

@@ -1,8 +1,8 @@
 """A scripted stand-in for numpy's `RandomState`, to drive the MinAtar reference with chosen values.
 
 It answers the calls the reference makes (`rand`, `randint`, `uniform`, `choice`) with values taken from a
-`source`, and logs every call, so a test knows both *what* the reference drew and *when*. Uniforms are
-float32-representable, so feeding them into the float32 JAX environment compares exactly.
+`source`, and logs every call, so a test knows both *what* the reference drew and *when*. Uniforms lie on
+the 2**-24 grid `jax.random.uniform` draws from, so feeding them into the float32 JAX environment is exact.
 
 Sources:
 * `HypothesisSource(data)`: every value is chosen (and shrunk) by hypothesis; for short episodes.
@@ -18,7 +18,9 @@ import dataclasses
 import numpy as np
 from hypothesis import strategies as st
 
-UNIFORM32 = st.floats(0.0, 1.0, exclude_max=True, width=32)
+# The values `jax.random.uniform` can produce: multiples of 2**-24 in [0, 1). They are exact in float32 and
+# never subnormal (XLA on CPU would flush a subnormal draw to zero where the reference would not).
+UNIFORM32 = st.integers(0, 2**24 - 1).map(lambda k: k / 2**24)
 
 
 @dataclasses.dataclass

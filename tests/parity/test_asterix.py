@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from maxatar.core import Draws, EnvParams, EnvState
 from maxatar.envs.asterix import GOLD_THRESHOLD, Asterix, AsterixDraws, AsterixState
-from tests.parity.scripted_random import HypothesisSource, ScriptedRandom, SeededSource, attach
+from tests.parity.scripted_random import UNIFORM32, HypothesisSource, ScriptedRandom, SeededSource, attach
 
 ENV = Asterix()
 LENGTH = 1200  # padded scan length shared by every example: one compilation
@@ -299,7 +299,7 @@ def _index(x, y):
 
 PROBS = st.sampled_from([0.0, 1.0, 0.1]) | st.floats(0.0, 1.0, width=32)
 SMALL_PROBS = st.sampled_from([0.0, 0.1]) | st.floats(0.0, 0.125, width=32)
-UNIFORMS = st.floats(0.0, 1.0, exclude_max=True, width=32)
+UNIFORMS = UNIFORM32
 FORCED = st.dictionaries(st.integers(0, 150), UNIFORMS, max_size=8)
 
 
