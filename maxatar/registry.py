@@ -42,11 +42,15 @@ def registered_ids() -> list[str]:
     return [f"{NAMESPACE}/{name}" for name in SPECS]
 
 
-def _spec(env_id: str) -> Spec:
+def canonical_name(env_id: str) -> str:
+    """`maxatar:maxatar/Breakout-v0`, `maxatar/Breakout-v0` and `Breakout-v0` all name `Breakout-v0`."""
     if not isinstance(env_id, str):
         raise TypeError(f"env_id must be a string, got {env_id!r}")
-    name = env_id.split(":")[-1]
-    name = name[len(NAMESPACE) + 1 :] if name.startswith(NAMESPACE + "/") else name
+    return env_id.split(":")[-1].removeprefix(NAMESPACE + "/")
+
+
+def _spec(env_id: str) -> Spec:
+    name = canonical_name(env_id)
     if name not in SPECS:
         raise ValueError(f"unknown environment id {env_id!r}; known ids: {', '.join(registered_ids())}")
     return SPECS[name]

@@ -16,6 +16,7 @@ import importlib
 from pathlib import Path
 
 from maxatar.core import Environment
+from maxatar.registry import canonical_name
 from renderers.rollout import Policy, random_policy
 
 CHECKPOINT_MODULE = "maxatar_agents.checkpoint"
@@ -23,12 +24,6 @@ CHECKPOINT_MODULE = "maxatar_agents.checkpoint"
 
 class PolicyError(ValueError):
     """A policy could not be loaded (missing file, missing loader, wrong environment)."""
-
-
-def canonical_id(env_id: str) -> str:
-    """`maxatar:maxatar/Breakout-v0`, `maxatar/Breakout-v0` and `Breakout-v0` all name one environment."""
-    name = env_id.split(":")[-1]
-    return name.removeprefix("maxatar/")
 
 
 def load_checkpoint_policy(path: str | Path, env_id: str) -> Policy:
@@ -50,7 +45,7 @@ def load_checkpoint_policy(path: str | Path, env_id: str) -> Policy:
         checkpoint_env_id, act = load_policy(str(path))
     except (OSError, ValueError) as error:
         raise PolicyError(f"cannot load the checkpoint {str(path)!r}: {error}") from None
-    if canonical_id(checkpoint_env_id) != canonical_id(env_id):
+    if canonical_name(checkpoint_env_id) != canonical_name(env_id):
         raise PolicyError(
             f"the checkpoint {str(path)!r} was trained on {checkpoint_env_id}, not {env_id}; "
             f"pass --env {checkpoint_env_id} or a checkpoint for {env_id}"
