@@ -1,0 +1,574 @@
+"""Seaquest (MinAtar): a submarine shoots fish and enemy subs, rescues divers and surfaces for oxygen.
+
+The player's sub (two cells, front and back) moves on rows 0..8 and fires horizontally. Enemies (fish, and
+subs that fire bullets every 11 steps) and divers cross rows 1..8 from either edge. Shooting an enemy gives +1.
+Divers touched are picked up (at most 6). Oxygen drains underwater; surfacing with at least one diver
+restores it, costs one diver, and ramps the difficulty (faster spawns and moves); surfacing with all six pays
+`oxygen * 10 // 200`. Contact with an enemy or enemy bullet, running out of oxygen, or surfacing with no
+diver ends the episode.
+
+Reference quirks reproduced (minatar 1.0.15):
+
+* oxygen (1.0.11+): the `oxygen <= 0` check runs before the decrement, so at oxygen 1 underwater the next
+  step leaves 0 and the step after terminates (oxygen reaches -1);
+* the diver counter: a full rescue sets it to 0 and then the surfacing decrement makes it -1; every later
+  surfacing decrements again (-2, -3, ...) and, the counter not being 0, never triggers the no-diver death;
+* an enemy sub that leaves the board or is shot while moving still fires if its shot timer is due: the bullet
+  appears at the sub's (possibly off-board) cell and moves in the same step, since enemy bullets are updated
+  after the subs; every enemy bullet fired in a step moves in that step;
+* the ramp tests the parity of `ramp_index` before incrementing it, so the first surfacing leaves the move
+  interval at 5 (4 after the second); it stops once the spawn interval is 1 and the move interval 2;
+* every list is updated newest first and collision searches pick the oldest match: a bullet hits the oldest
+  fish on its cell before any sub, a moving enemy is hit by the oldest friendly bullet on its cell, and when
+  several enemies move onto one bullet's cell the newest takes it; with five divers on board and two divers
+  on the sub's cell, the newest is picked up;
+* the reference removes dead entities by value (`list.remove`, the first equal element). For enemies and
+  divers the element removed is always the current one: an entity leaving the board cannot equal an earlier
+  (not yet moved, on-board) one, and an enemy shot on cell c while moving cannot have an equal earlier enemy
+  there, because a friendly bullet surviving the bullet phase on c implies no enemy was on c. For bullets an
+  equal earlier bullet can exist (two friendly bullets lined up by a sub moving with its shot, or two enemy
+  bullets at a board edge); the reference then drops the earlier one and moves the current one again, which
+  leaves the same lists as dropping the current one, because both cases happen only at the board's edge
+  where the re-moved bullet leaves it. The parity tests replay these cases against the oracle.
+
+Storage (fixed shapes, `overflow` is set instead of ever overwriting a live entry):
+
+* enemies (fish and subs together) live in a ring of `NUM_ENEMY_SLOTS` = 30 slots indexed by spawn number, so
+  spawn order is the slot order starting at `e_next` (the slot the next spawn takes). With at most one spawn
+  per step and a lifetime of at most 30 steps once the move interval is 2 (spawns are at least 14 steps apart
+  before that), a slot is always free again when its turn comes;
+* each enemy slot owns one enemy-bullet slot: a sub fires every 11 steps and its bullet lives at most 9, and a
+  ring slot is reused only 30 spawns later. The bullet's row and direction are its sub's. The sub's shot timer
+  keeps counting while its bullet flies (also after the sub is gone), so `10 - shot timer` is the bullet's age,
+  which recovers the reference's list order (older first, then newer sub first);
+* the ring is bit-sliced: one uint32 per flag (bit i = slot i) and one uint32 per bit of each small integer
+  field, so a whole phase over all 30 enemies is a few dozen integer operations per environment;
+* friendly bullets (one shot per 5 steps, at most 8 steps alive) and divers (one per 30 steps, at most 59
+  steps alive) need 2 slots each and are kept compacted in list order (slot 0 is the older).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from maxatar.core import Environment, EnvParams, pytree_dataclass, uniform_to_int
+
+NUM_ENEMY_SLOTS = 30
+
+MAX_OXYGEN = 200
+INIT_SPAWN_SPEED = 20
+DIVER_SPAWN_SPEED = 30
+INIT_MOVE_SPEED = 5
+SHOT_COOL_DOWN = 5
+ENEMY_SHOT_INTERVAL = 10
+DIVER_MOVE_INTERVAL = 5
+# float32(1/3) rounds up and no float32 lies in [1/3, float32(1/3)): `u < SUB_THRESHOLD` for a float32 u is the
+# float64 reference's `u < 1/3`. 0.5 is exact.
+SUB_THRESHOLD = np.float32(1 / 3)
+HALF = np.float32(0.5)
+
+# Bit-sliced integer fields of the enemy ring: (name, planes, offset); the stored value is field + offset.
+X_PLANES = 4  # x + 1: 0 (x = -1, just left the board) .. 11 (x = 10)
+Y_PLANES = 3  # y - 1: rows 1..8
+MOVE_PLANES = 3  # move timer 0..5
+SHOT_PLANES = 4  # shot timer 0..10
+BULLET_X_PLANES = 4  # enemy bullet x + 2: -2 .. 11
+ALL = np.uint32((1 << NUM_ENEMY_SLOTS) - 1)
+NOTHING = np.uint32(0)
+DIVER_BITS = np.left_shift(np.uint32(1), np.arange(NUM_ENEMY_SLOTS, NUM_ENEMY_SLOTS + 2, dtype=np.uint32))
+ROWS = np.arange(10, dtype=np.int32)
+COLS = np.arange(10, dtype=np.int32)
+PAIR = np.arange(2, dtype=np.int8)
+
+
+@pytree_dataclass
+class SeaquestState:
+    sub_x: Any  # int8 0..9
+    sub_y: Any  # int8 0..8
+    sub_or: Any  # bool, True: facing right
+    oxygen: Any  # int16, -1..200
+    diver_count: Any  # int32, 6 down to -inf (see the module docstring)
+    shot_timer: Any  # int8
+    e_spawn_speed: Any  # int8
+    e_spawn_timer: Any  # int8
+    d_spawn_timer: Any  # int8
+    move_speed: Any  # int8
+    ramp_index: Any  # int8
+    surface: Any  # bool
+    # enemies: a ring of 30 slots indexed by spawn number; bit i of each uint32 belongs to slot i
+    e_alive: Any  # uint32
+    e_sub: Any  # uint32, set: a sub, clear: a fish
+    e_lr: Any  # uint32, set: spawned at x=0, moves right
+    e_x: Any  # tuple of 4 uint32 bit planes of x + 1
+    e_y: Any  # tuple of 3 uint32 bit planes of y - 1
+    e_move: Any  # tuple of 3 uint32 bit planes of the move timer
+    e_shot: Any  # tuple of 4 uint32 bit planes of the shot timer (subs; counts on while their bullet flies)
+    e_next: Any  # int8, the slot of the next spawn
+    # enemy bullets: bullet i was fired by the sub in enemy slot i (row e_y, direction e_lr of slot i)
+    b_alive: Any  # uint32
+    b_x: Any  # tuple of 4 uint32 bit planes of x + 2
+    # friendly bullets and divers: two records each, compacted (record 0 is the older), packed in an int32
+    f_bullets: Any  # int32, record k in bits 10k..: alive, direction (right), x (4 bits), y (4 bits)
+    divers: Any  # int32, record k in bits 13k..: alive, lr, x (4 bits), y (4 bits), move timer (3 bits)
+    overflow: Any  # bool, a spawn or shot found no free slot (never in the reference's reachable play)
+
+
+@pytree_dataclass
+class SeaquestDraws:
+    """The reference's spawn variates. Enemy: `e_lr`, `e_sub` (its two `rand()`) and `e_row`
+    (`randint(1, 9)`), used when `e_spawn_timer == 0`; diver: `d_lr` (`rand()`) and `d_row` (`randint(1, 9)`),
+    used when `d_spawn_timer == 0`."""
+
+    e_lr: Any  # float32 in [0, 1)
+    e_sub: Any  # float32 in [0, 1)
+    e_row: Any  # int32 in 1..8
+    d_lr: Any  # float32 in [0, 1)
+    d_row: Any  # int32 in 1..8
+
+
+# --- bit-sliced helpers: a "mask" is a uint32 with one bit per ring slot, "planes" a tuple of masks ---------
+
+
+def _fill(flag):
+    """All slots if `flag` (a bool), none otherwise."""
+    return jnp.where(flag, ALL, NOTHING)
+
+
+def _equals(planes, value):
+    """The slots whose field equals `value` (an int in range, or an array of them: broadcasts)."""
+    value = jnp.asarray(value, jnp.int32)
+    out = jnp.asarray(ALL)
+    for b, plane in enumerate(planes):
+        bit = ((value >> b) & 1).astype(jnp.uint32)
+        out = out & (plane ^ (bit - np.uint32(1)))  # plane where the bit is 1, ~plane where it is 0
+    return out
+
+
+def _is_zero(planes):
+    out = jnp.asarray(ALL)
+    for plane in planes:
+        out = out & ~plane
+    return out
+
+
+def _increment(planes, mask):
+    """+1 on the slots in `mask` (no overflow by construction)."""
+    out, carry = [], mask
+    for plane in planes:
+        out.append(plane ^ carry)
+        carry = plane & carry
+    return tuple(out)
+
+
+def _decrement(planes, mask):
+    """-1 on the slots in `mask` (never below 0 by construction)."""
+    out, borrow = [], mask
+    for plane in planes:
+        out.append(plane ^ borrow)
+        borrow = ~plane & borrow
+    return tuple(out)
+
+
+def _assign(planes, mask, value):
+    """Set the field to `value` (an int) on the slots in `mask`."""
+    value = jnp.asarray(value, jnp.int32)
+    return tuple(
+        (plane & ~mask) | (mask & (np.uint32(0) - ((value >> b) & 1).astype(jnp.uint32)))
+        for b, plane in enumerate(planes)
+    )
+
+
+def _select(mask, on, off):
+    return tuple((a & mask) | (b & ~mask) for a, b in zip(on, off, strict=True))
+
+
+def _rotate(mask, start):
+    """Ring order: slot `start` (the oldest) to bit 0."""
+    return ((mask >> start) | (mask << (np.uint32(NUM_ENEMY_SLOTS) - start))) & ALL
+
+
+def _unrotate(mask, start):
+    return ((mask << start) | (mask >> (np.uint32(NUM_ENEMY_SLOTS) - start))) & ALL
+
+
+def _oldest(mask, start):
+    """The single oldest slot of `mask` (in spawn order), or no slot."""
+    r = _rotate(mask, start)
+    return _unrotate(r & (np.uint32(0) - r), start)
+
+
+def _newest(mask, start):
+    r = _rotate(mask, start)
+    top = jnp.where(r != 0, jnp.left_shift(np.uint32(1), np.uint32(31) - jax.lax.clz(r)), NOTHING)
+    return _unrotate(top, start)
+
+
+def _materialize(x):
+    """x itself, computed once. XLA's CPU backend copies elementwise chains into every consumer fusion (and
+    drops optimization barriers before fusing); for the terminal flag, read by the reset select of every state
+    field under auto-reset, that multiplies the whole step. A running max over (0, x) is a reduce-window,
+    which is not fused into its consumers, so x is materialized."""
+    pair = jnp.stack([jnp.zeros_like(x), x]).astype(jnp.int32)
+    return jax.lax.cummax(pair, axis=0)[1].astype(x.dtype)
+
+
+def _off_board(x):
+    return (x < 0) | (x > 9)
+
+
+# Packed 2-record lists: field name -> (bit offset in the record, width). Records are unpacked into int32
+# (flags into bool) scalars, processed, and packed again: one output instead of one per field and record,
+# which XLA's CPU backend would each recompute from the whole step.
+BULLET_RECORD = {"alive": (0, 1), "dir": (1, 1), "x": (2, 4), "y": (6, 4)}
+DIVER_RECORD = {"alive": (0, 1), "lr": (1, 1), "x": (2, 4), "y": (6, 4), "move": (10, 3)}
+BULLET_BITS, DIVER_BITS_PER_RECORD = 10, 13
+
+
+def _unpack(word, layout, width):
+    records = []
+    for k in range(2):
+        record = {}
+        for name, (offset, bits) in layout.items():
+            value = (word >> (k * width + offset)) & ((1 << bits) - 1)
+            record[name] = value == 1 if bits == 1 else value
+        records.append(record)
+    return records
+
+
+def _pack(records, layout, width):
+    word = jnp.int32(0)
+    for k, record in enumerate(records):
+        for name, (offset, bits) in layout.items():
+            value = record[name].astype(jnp.int32) & ((1 << bits) - 1)
+            word = word | (value << (k * width + offset))
+    return word
+
+
+def _push(records, new, do):
+    """Append `new` (a record without "alive") to a compacted 2-record list; returns (records, overflow)."""
+    put = [do & ~records[0]["alive"], do & records[0]["alive"] & ~records[1]["alive"]]
+    out = []
+    for record, p in zip(records, put, strict=True):
+        out.append(
+            {name: (record[name] | p) if name == "alive" else jnp.where(p, new[name], v) for name, v in record.items()}
+        )
+    return out, do & records[0]["alive"] & records[1]["alive"]
+
+
+def _compact(records):
+    """Move record 1 to record 0 when record 0 is gone."""
+    first, second = records
+    shift = ~first["alive"] & second["alive"]
+    return [
+        {name: jnp.where(shift, second[name], v) for name, v in first.items()},
+        dict(second, alive=first["alive"] & second["alive"]),
+    ]
+
+
+def _zeros(n):
+    return tuple(jnp.uint32(0) for _ in range(n))
+
+
+class Seaquest(Environment):
+    name: ClassVar[str] = "seaquest"
+    num_game_actions: ClassVar[int] = 6
+    minimal_action_set: ClassVar[tuple[int, ...]] = (0, 1, 2, 3, 4, 5)
+    obs_shape: ClassVar[tuple[int, ...]] = (10, 10, 10)
+    obs_dtype: ClassVar[Any] = jnp.bool_
+    num_reset_uniforms: ClassVar[int] = 0
+    num_step_uniforms: ClassVar[int] = 5
+
+    def init(self, draws: Any, params: EnvParams) -> SeaquestState:
+        i8 = jnp.int8
+        return SeaquestState(
+            sub_x=i8(5),
+            sub_y=i8(0),
+            sub_or=jnp.bool_(False),
+            oxygen=jnp.int16(MAX_OXYGEN),
+            diver_count=jnp.int32(0),
+            shot_timer=i8(0),
+            e_spawn_speed=i8(INIT_SPAWN_SPEED),
+            e_spawn_timer=i8(INIT_SPAWN_SPEED),
+            d_spawn_timer=i8(DIVER_SPAWN_SPEED),
+            move_speed=i8(INIT_MOVE_SPEED),
+            ramp_index=i8(0),
+            surface=jnp.bool_(True),
+            e_alive=jnp.uint32(0),
+            e_sub=jnp.uint32(0),
+            e_lr=jnp.uint32(0),
+            e_x=_zeros(X_PLANES),
+            e_y=_zeros(Y_PLANES),
+            e_move=_zeros(MOVE_PLANES),
+            e_shot=_zeros(SHOT_PLANES),
+            e_next=i8(0),
+            b_alive=jnp.uint32(0),
+            b_x=_zeros(BULLET_X_PLANES),
+            f_bullets=jnp.int32(0),
+            divers=jnp.int32(0),
+            overflow=jnp.bool_(False),
+        )
+
+    def step_draws(self, uniforms, game: SeaquestState, params: EnvParams) -> SeaquestDraws:
+        return SeaquestDraws(
+            e_lr=uniforms[0],
+            e_sub=uniforms[1],
+            e_row=uniform_to_int(uniforms[2], 1, 9),
+            d_lr=uniforms[3],
+            d_row=uniform_to_int(uniforms[4], 1, 9),
+        )
+
+    def game_step(self, game: SeaquestState, action, draws: SeaquestDraws, params: EnvParams):
+        i8, i32, u32 = jnp.int8, jnp.int32, jnp.uint32
+        g = game
+        overflow = g.overflow
+
+        # 1. Enemy spawn (the draws are consumed even when the row is blocked by an opposite mover).
+        spawn_e = g.e_spawn_timer == 0
+        lr = draws.e_lr < HALF
+        row = draws.e_row.astype(i32)
+        blocked = (g.e_alive & _equals(g.e_y, row - 1) & (g.e_lr ^ _fill(lr))) != 0
+        here = jnp.left_shift(u32(1), g.e_next.astype(u32))
+        busy = ((g.e_alive | g.b_alive) & here) != 0
+        new = spawn_e & ~blocked
+        overflow = overflow | (new & busy)
+        put = here & _fill(new & ~busy)
+        e_alive = g.e_alive | put
+        e_sub = (g.e_sub & ~put) | (put & _fill(draws.e_sub < SUB_THRESHOLD))
+        e_lr = (g.e_lr & ~put) | (put & _fill(lr))
+        e_x = _assign(g.e_x, put, jnp.where(lr, 1, 10))
+        e_y = _assign(g.e_y, put, row - 1)
+        e_move = _assign(g.e_move, put, g.move_speed)
+        e_shot = _assign(g.e_shot, put, ENEMY_SHOT_INTERVAL)
+        advance = new & ~busy
+        e_next = jnp.where(advance, jnp.where(g.e_next == NUM_ENEMY_SLOTS - 1, i8(0), g.e_next + 1), g.e_next)
+        e_next = e_next.astype(i8)
+        start = e_next.astype(u32)  # the oldest possible slot
+        e_spawn_timer = jnp.where(spawn_e, g.e_spawn_speed, g.e_spawn_timer)
+
+        # 2. Diver spawn.
+        spawn_d = g.d_spawn_timer == 0
+        d_lr_new = draws.d_lr < HALF
+        divers, full = _push(
+            _unpack(g.divers, DIVER_RECORD, DIVER_BITS_PER_RECORD),
+            {"lr": d_lr_new, "x": jnp.where(d_lr_new, 0, 9), "y": draws.d_row, "move": DIVER_MOVE_INTERVAL},
+            spawn_d,
+        )
+        overflow = overflow | full
+        d_spawn_timer = jnp.where(spawn_d, i8(DIVER_SPAWN_SPEED), g.d_spawn_timer)
+
+        # 3. Player: fire (if the gun is ready), or move; fire on cooldown does nothing.
+        fire = (action == 5) & (g.shot_timer == 0)
+        left, right = action == 1, action == 3
+        sub_x = jnp.clip(g.sub_x.astype(i32) + right.astype(i32) - left.astype(i32), 0, 9)
+        sub_y = jnp.clip(g.sub_y.astype(i32) + (action == 4).astype(i32) - (action == 2).astype(i32), 0, 8)
+        sub_or = jnp.where(left, False, jnp.where(right, True, g.sub_or))
+        shot_timer = jnp.where(fire, i8(SHOT_COOL_DOWN), g.shot_timer)
+        bullets, full = _push(
+            _unpack(g.f_bullets, BULLET_RECORD, BULLET_BITS),
+            {"dir": sub_or, "x": sub_x, "y": sub_y},
+            fire,
+        )
+        overflow = overflow | full
+
+        def cell(planes_x, x, y, valid):
+            """Slots on (x, y) (x may be -1 or 10; y 0..8, row 0 holds no enemy)."""
+            return _equals(planes_x, x + 1) & _equals(e_y, y - 1) & _fill(valid & (y > 0))
+
+        # 4. Friendly bullets, newest first: move, leave, or hit the oldest fish on the cell, else the oldest sub.
+        fa, fx = [b["alive"] for b in bullets], [b["x"] for b in bullets]
+        f_y = [b["y"] for b in bullets]
+        reward = i32(0)
+        for k in (1, 0):
+            x = fx[k] + jnp.where(bullets[k]["dir"], 1, -1)
+            live = fa[k] & ~_off_board(x)
+            hit = e_alive & cell(e_x, x, f_y[k], live)
+            fish = hit & ~e_sub
+            victim = _oldest(jnp.where(fish != 0, fish, hit), start)
+            e_alive = e_alive & ~victim
+            fa[k] = live & (victim == 0)
+            fx[k] = x
+            reward = reward + (victim != 0).astype(i32)
+
+        # 5. Divers, newest first: picked up where they stand, else on their move.
+        count = g.diver_count
+        for k in (1, 0):
+            diver = divers[k]
+            on_row = diver["y"] == sub_y
+            pick = diver["alive"] & on_row & (diver["x"] == sub_x) & (count < 6)
+            rest = diver["alive"] & ~pick
+            move = rest & (diver["move"] == 0)
+            x = jnp.where(move, diver["x"] + jnp.where(diver["lr"], 1, -1), diver["x"])
+            off = move & _off_board(x)
+            pick2 = move & ~off & on_row & (x == sub_x) & (count < 6)
+            count = count + (pick | pick2).astype(i32)
+            divers[k] = dict(
+                diver,
+                alive=diver["alive"] & ~pick & ~off & ~pick2,
+                x=x,
+                move=jnp.where(move, DIVER_MOVE_INTERVAL, jnp.where(rest, diver["move"] - 1, diver["move"])),
+            )
+
+        # 6-8. Enemy subs, enemy bullets, fish. `my_row`: the enemy slots in the sub's row.
+        my_row = _equals(e_y, sub_y - 1) & _fill(sub_y > 0)
+        terminal = jnp.bool_(False)
+
+        def enemies(act, e_alive, e_x, e_move, fa, reward, terminal):
+            terminal = terminal | ((act & my_row & _equals(e_x, sub_x + 1)) != 0)
+            move = act & _is_zero(e_move)
+            e_x = _decrement(_increment(e_x, move & e_lr), move & ~e_lr)
+            e_move = _decrement(_assign(e_move, move, g.move_speed), act & ~move)
+            off = move & (_is_zero(e_x) | _equals(e_x, 11))
+            on_me = move & ~off & my_row & _equals(e_x, sub_x + 1)
+            terminal = terminal | (on_me != 0)
+            cand = move & ~off & ~on_me
+            # each mover, newest first, takes the oldest live friendly bullet on its cell
+            killer0 = _newest(cand & cell(e_x, fx[0], f_y[0], fa[0]), start)
+            killer1 = _newest(cand & ~killer0 & cell(e_x, fx[1], f_y[1], fa[1]), start)
+            fa = [fa[0] & (killer0 == 0), fa[1] & (killer1 == 0)]
+            reward = reward + (killer0 != 0).astype(i32) + (killer1 != 0).astype(i32)
+            e_alive = e_alive & ~(off | killer0 | killer1)
+            return e_alive, e_x, e_move, fa, reward, terminal
+
+        subs = e_alive & e_sub
+        e_alive, e_x, e_move, fa, reward, terminal = enemies(subs, e_alive, e_x, e_move, fa, reward, terminal)
+        # a sub fires when its shot timer is due, even if it just left the board or was shot; the timer of a gone
+        # sub keeps counting while its bullet flies (the bullet's age, for ordering)
+        shoot = subs & _is_zero(e_shot)
+        overflow = overflow | ((shoot & g.b_alive) != 0)
+        e_shot = _decrement(_assign(e_shot, shoot, ENEMY_SHOT_INTERVAL), (subs & ~shoot) | (g.b_alive & ~subs))
+        b_x = _select(shoot, _increment(e_x, ALL), g.b_x)
+        b_alive = g.b_alive | shoot
+
+        terminal = terminal | ((b_alive & my_row & _equals(b_x, sub_x + 2)) != 0)
+        b_x = _decrement(_increment(b_x, b_alive & e_lr), b_alive & ~e_lr)
+        # on the board: x + 2 in 2..11; off: 0, 1, 12, 13 (bit 1 clear and bits 3, 2 equal)
+        b_alive = b_alive & (b_x[1] | (b_x[3] ^ b_x[2]))
+        terminal = terminal | ((b_alive & my_row & _equals(b_x, sub_x + 2)) != 0)
+
+        fish = e_alive & ~e_sub
+        e_alive, e_x, e_move, fa, reward, terminal = enemies(fish, e_alive, e_x, e_move, fa, reward, terminal)
+
+        # 9. Timers, oxygen, surfacing.
+        e_spawn_timer = e_spawn_timer - (e_spawn_timer > 0).astype(i8)
+        d_spawn_timer = d_spawn_timer - (d_spawn_timer > 0).astype(i8)
+        shot_timer = shot_timer - (shot_timer > 0).astype(i8)
+        terminal = terminal | (g.oxygen <= 0)
+        under = sub_y > 0
+        oxygen = jnp.where(under, g.oxygen - 1, g.oxygen).astype(jnp.int16)
+        arrive = ~under & ~g.surface
+        terminal = terminal | (arrive & (count == 0))
+        surfaced = arrive & (count != 0)
+        rescue = surfaced & (count == 6)
+        reward = reward + jnp.where(rescue, oxygen.astype(i32) * 10 // MAX_OXYGEN, 0)
+        count = jnp.where(rescue, 0, count)
+        count = count - surfaced.astype(i32)
+        oxygen = jnp.where(surfaced, jnp.int16(MAX_OXYGEN), oxygen)
+        surface = jnp.where(under, False, g.surface | surfaced)
+        ramp = surfaced & params.difficulty_ramping & ((g.e_spawn_speed > 1) | (g.move_speed > 2))
+        move_speed = g.move_speed - (ramp & (g.move_speed > 2) & (g.ramp_index % 2 == 1)).astype(i8)
+        e_spawn_speed = g.e_spawn_speed - (ramp & (g.e_spawn_speed > 1)).astype(i8)
+        ramp_index = g.ramp_index + ramp.astype(i8)
+
+        bullets = [dict(b, alive=a, x=x) for b, a, x in zip(bullets, fa, fx, strict=True)]
+        f_bullets = _pack(_compact(bullets), BULLET_RECORD, BULLET_BITS)
+        divers = _pack(_compact(divers), DIVER_RECORD, DIVER_BITS_PER_RECORD)
+
+        state = SeaquestState(
+            sub_x=sub_x.astype(i8),
+            sub_y=sub_y.astype(i8),
+            sub_or=sub_or,
+            oxygen=oxygen,
+            diver_count=count,
+            shot_timer=shot_timer,
+            e_spawn_speed=e_spawn_speed.astype(i8),
+            e_spawn_timer=e_spawn_timer,
+            d_spawn_timer=d_spawn_timer,
+            move_speed=move_speed.astype(i8),
+            ramp_index=ramp_index.astype(i8),
+            surface=surface,
+            e_alive=e_alive,
+            e_sub=e_sub,
+            e_lr=e_lr,
+            e_x=e_x,
+            e_y=e_y,
+            e_move=e_move,
+            e_shot=e_shot,
+            e_next=e_next,
+            b_alive=b_alive,
+            b_x=b_x,
+            f_bullets=f_bullets,
+            divers=divers,
+            overflow=overflow,
+        )
+        return state, reward.astype(jnp.float32), _materialize(terminal)
+
+    def game_observation(self, game: SeaquestState):
+        """Channels: 0 sub front, 1 sub back, 2 friendly bullet, 3 trail, 4 enemy bullet, 5 fish, 6 enemy sub,
+        7 oxygen gauge, 8 diver gauge, 9 diver. Each channel is a set of entities, one bit each (enemy ring slots,
+        then the two divers in bits 30, 31); cell (r, c) is on iff some entity is in row r and column c, so the
+        observation is (rows[ch, r] & cols[ch, c]) != 0 over (10,) vectors of masks."""
+        g = game
+        u32 = jnp.uint32
+        on_rows = _equals(g.e_y, ROWS - 1) & jnp.where((ROWS >= 1) & (ROWS <= 8), ALL, NOTHING)  # (10,) masks
+        enemy_rows = on_rows & g.e_alive
+        enemy_cols = _equals(g.e_x, COLS + 1)
+        trail_cols = (_equals(g.e_x, COLS + 2) & g.e_lr) | (_equals(g.e_x, COLS) & ~g.e_lr)
+
+        divers = _unpack(g.divers, DIVER_RECORD, DIVER_BITS_PER_RECORD)
+        bullets = _unpack(g.f_bullets, BULLET_RECORD, BULLET_BITS)
+
+        def diver_mask(field, shift=None):
+            """(10,) masks with bit 30 + k where diver k is alive and its `field` (minus its direction when
+            `shift`: the trail) equals the index."""
+            out = jnp.zeros(10, u32)
+            for k, d in enumerate(divers):
+                value = d[field] - (jnp.where(d["lr"], 1, -1) if shift else 0)
+                out = out | jnp.where(d["alive"] & (value == ROWS), DIVER_BITS[k], NOTHING)
+            return out
+
+        diver_rows = diver_mask("y")
+        diver_trail = diver_mask("x", shift=True)
+        f_rows = jnp.zeros(10, u32)
+        f_cols = jnp.zeros(10, u32)
+        for k, b in enumerate(bullets):
+            f_rows = f_rows | jnp.where(b["alive"] & (b["y"] == ROWS), u32(1 << k), NOTHING)
+            f_cols = f_cols | jnp.where(b["x"] == COLS, u32(1 << k), NOTHING)
+        one = u32(1)
+        sub_row = jnp.where(ROWS == g.sub_y, one, NOTHING)
+        back_x = jnp.where(g.sub_or, g.sub_x - 1, g.sub_x + 1)
+        bottom = jnp.where(ROWS == 9, one, NOTHING)
+        n_oxygen = jnp.maximum(g.oxygen, 0).astype(jnp.int32) * 10 // MAX_OXYGEN
+        k = jnp.clip(g.diver_count, 0, 9)
+        rows = jnp.stack(
+            [
+                sub_row,
+                sub_row,
+                f_rows,
+                enemy_rows | diver_rows,
+                on_rows & g.b_alive,
+                enemy_rows & ~g.e_sub,
+                enemy_rows & g.e_sub,
+                bottom,
+                bottom,
+                diver_rows,
+            ]
+        ).T  # (row, channel)
+        cols = jnp.stack(
+            [
+                jnp.where(COLS == g.sub_x, one, NOTHING),
+                jnp.where(COLS == back_x, one, NOTHING),
+                f_cols,
+                trail_cols | diver_trail,
+                _equals(g.b_x, COLS + 2),
+                enemy_cols,
+                enemy_cols,
+                jnp.where(COLS < n_oxygen, one, NOTHING),
+                jnp.where((COLS >= 9 - k) & (COLS < 9), one, NOTHING),
+                diver_mask("x"),
+            ]
+        ).T  # (column, channel)
+        return (rows[:, None, :] & cols[None, :, :]) != 0
