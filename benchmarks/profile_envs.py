@@ -1,0 +1,195 @@
+"""Where a MaxAtar environment's step time goes: per-phase timings through the benchmark harness.
+
+    python -m benchmarks.profile_envs --envs Breakout-v0 Freeway-v0 --n 4096 --repeats 5
+
+Each phase is the same jitted scan as `benchmarks.run`, with part of the work taken away, so differences
+between phases are the cost of that part (medians of interleaved repeats, in ns per environment step):
+
+  full        AutoReset.step_from_uniforms, observation carried (what benchmarks.run measures)
+  no_obs      the same, observation not used (XLA drops its computation)
+  no_reset    Environment.transition with draws_from_uniforms only: no reset draws, no reset, no select
+  game_step   only the game's step_draws + game_step on the game state (no sticky action, no freeze, no obs)
+  game+obs    game_step plus game_observation of the new state (minus game_step: the observation's cost)
+  uniforms    only the batched uniform draw of AutoReset.num_uniforms per environment
+  full_tf     `full` with the uniforms from `unrolled_uniform` (bit-identical to jax.random.uniform, see there)
+  ceiling     the do-nothing environment (no keys, same observation)
+
+With `--hlo DIR` it also writes the optimized HLO of the full step and counts its expensive ops (sort,
+gather, scatter, while, custom-call, fusion) so that a costly construct can be traced to source.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import re
+import statistics
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import maxatar
+from benchmarks.harness import JaxRunner, make_rollout
+from benchmarks.impls import JaxImpl, ceiling_impl, short_id
+from maxatar.core import AutoReset
+
+ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def _threefry2x32(k0, k1, x0, x1):
+    """Threefry-2x32 with 20 rounds (Salmon et al. 2011, the Random123 reference parameters), unrolled."""
+    keys = (k0, k1, k0 ^ k1 ^ np.uint32(0x1BD11BDA))
+    x0, x1 = x0 + keys[0], x1 + keys[1]
+    for block in range(5):
+        for r in ROTATIONS[block % 2]:
+            x0 = x0 + x1
+            x1 = ((x1 << np.uint32(r)) | (x1 >> np.uint32(32 - r))) ^ x0
+        x0 = x0 + keys[(block + 1) % 3]
+        x1 = x1 + keys[(block + 2) % 3] + np.uint32(block + 1)
+    return x0, x1
+
+
+def unrolled_uniform(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+    """The same float32 uniforms as `jax.random.uniform(key, shape)` (default threefry, partitionable, raw
+    uint32 key, fewer than 2**32 values), computed in plain jnp. JAX lowers threefry on CPU as a rolled
+    `fori_loop` of five rounds, each round several small kernels with copies in between; written out like
+    this XLA fuses the whole hash into one elementwise loop. A measurement aid for the profiling notes."""
+    counter = jnp.arange(math.prod(shape), dtype=jnp.uint32).reshape(shape)
+    b0, b1 = _threefry2x32(key[0], key[1], jnp.zeros(shape, jnp.uint32), counter)
+    mantissa = ((b0 ^ b1) >> np.uint32(9)) | np.uint32(0x3F800000)
+    return jax.lax.bitcast_convert_type(mantissa, jnp.float32) - 1.0
+
+
+def check_unrolled_uniform() -> None:
+    key = jax.random.PRNGKey(1234)
+    for shape in [(5,), (64, 7), (1024, 33)]:
+        if not bool(jnp.all(jax.jit(unrolled_uniform, static_argnums=1)(key, shape) == jax.random.uniform(key, shape))):
+            raise AssertionError(f"unrolled_uniform differs from jax.random.uniform for shape {shape}")
+
+
+def phase_impls(env_id: str) -> list[JaxImpl]:
+    env, params = maxatar.make(env_id)
+    auto = AutoReset(env)
+    n_actions = env.num_actions
+    zeros_obs = lambda n: jnp.zeros((n, *env.obs_shape), env.obs_dtype)
+
+    def reset(key, n, params):
+        obs, state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(key, n), params)
+        return state, obs
+
+    def uniforms(key, n, count):
+        return jax.random.uniform(key, (n, count))
+
+    def full(key, state, actions, params):
+        u = uniforms(key, actions.shape[0], auto.num_uniforms)
+        obs, state, reward, term, trunc, _ = jax.vmap(auto.step_from_uniforms, in_axes=(0, 0, 0, None))(
+            u, state, actions, params
+        )
+        return state, obs, reward, term | trunc
+
+    def full_tf(key, state, actions, params):
+        u = unrolled_uniform(key, (actions.shape[0], auto.num_uniforms))
+        obs, state, reward, term, trunc, _ = jax.vmap(auto.step_from_uniforms, in_axes=(0, 0, 0, None))(
+            u, state, actions, params
+        )
+        return state, obs, reward, term | trunc
+
+    def no_obs(key, state, actions, params):
+        state, _, reward, done = full(key, state, actions, params)
+        return state, zeros_obs(actions.shape[0]), reward, done
+
+    def no_reset(key, state, actions, params):
+        u = uniforms(key, actions.shape[0], env.num_draws)
+        draws = jax.vmap(env.draws_from_uniforms, in_axes=(0, 0, None))(u, state, params)
+        obs, state, reward, term, trunc, _ = jax.vmap(env.transition, in_axes=(0, 0, 0, None))(
+            state, actions, draws, params
+        )
+        return state, obs, reward, term | trunc
+
+    def game_step(key, state, actions, params):
+        u = uniforms(key, actions.shape[0], env.num_step_uniforms)
+
+        def one(u, game, action):
+            return env.game_step(game, action, env.step_draws(u, game, params), params)
+
+        game, reward, terminal = jax.vmap(one)(u, state.game, actions)
+        return dataclasses.replace(state, game=game), zeros_obs(actions.shape[0]), reward, terminal
+
+    def game_step_obs(key, state, actions, params):
+        # game_step plus the observation of the new state; the difference is the observation's cost.
+        state, _, reward, terminal = game_step(key, state, actions, params)
+        return state, jax.vmap(env.observation)(state), reward, terminal
+
+    def draws_only(key, state, actions, params):
+        u = uniforms(key, actions.shape[0], auto.num_uniforms)
+        state = dataclasses.replace(state, time=state.time + (u.sum(axis=1) > 1).astype(jnp.int32) + actions)
+        return state, zeros_obs(actions.shape[0]), jnp.zeros(actions.shape[0]), jnp.zeros(actions.shape[0], bool)
+
+    phases = {
+        "full": full,
+        "no_obs": no_obs,
+        "no_reset": no_reset,
+        "game_step": game_step,
+        "game+obs": game_step_obs,
+        "uniforms": draws_only,
+        "full_tf": full_tf,
+    }
+    impls = [JaxImpl(name, "maxatar", n_actions, False, reset, step, params=params) for name, step in phases.items()]
+    ceiling = ceiling_impl(env.obs_shape, env.obs_dtype, False, n_actions)
+    return impls + [dataclasses.replace(ceiling, name="ceiling")]
+
+
+HLO_OPS = ("sort", "gather", "scatter", "while", "custom-call", "fusion", "dynamic-slice", "dynamic-update-slice")
+
+
+def dump_hlo(impl: JaxImpl, n: int, steps: int, out: Path, env: str) -> dict[str, int]:
+    key = jax.random.PRNGKey(0)
+    state, obs = impl.reset(key, n, impl.params)
+    rollout = make_rollout(impl, n, steps)
+    carry = (key, state, obs, jnp.float32(0))
+    text = jax.jit(lambda carry: rollout(carry, impl.params)).lower(carry).compile().as_text()
+    path = out / f"{env}_{impl.name}_n{n}.hlo.txt"
+    path.write_text(text)
+    return {op: len(re.findall(rf"= [^=]*? {re.escape(op)}\(", text)) for op in HLO_OPS}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--envs", nargs="+", default=["CartPole-v1", "Doors-v0", "Breakout-v0"])
+    parser.add_argument("--n", type=int, default=4096)
+    parser.add_argument("--steps", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--min-time", type=float, default=0.3)
+    parser.add_argument("--traced-params", action="store_true", help="params as a jit argument, not constants")
+    parser.add_argument("--hlo", type=Path, help="write optimized HLO of the full step here and count ops")
+    args = parser.parse_args(argv)
+    check_unrolled_uniform()
+
+    for env_id in args.envs:
+        env_id = env_id if env_id.startswith("maxatar/") else f"maxatar/{env_id}"
+        try:
+            impls = phase_impls(env_id)
+        except Exception as error:  # noqa: BLE001
+            print(f"{env_id}: skipped ({type(error).__name__}: {error})")
+            continue
+        runners = [JaxRunner(impl, args.n, args.steps, args.traced_params) for impl in impls]
+        runs = {impl.name: [] for impl in impls}
+        for _ in range(args.repeats):
+            for runner in runners:
+                runs[runner.impl.name].append(1e9 / runner.measure(args.min_time))
+        print(f"\n{short_id(env_id)} at N={args.n} (ns per environment step, median of {args.repeats}; min-max)")
+        for name, values in runs.items():
+            print(f"  {name:10s} {statistics.median(values):8.1f}   ({min(values):.1f}-{max(values):.1f})")
+        for runner in runners:
+            runner.close()
+        if args.hlo:
+            args.hlo.mkdir(parents=True, exist_ok=True)
+            counts = dump_hlo(impls[0], args.n, args.steps, args.hlo, short_id(env_id))
+            print("  optimized HLO of the full rollout: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,255 @@
+"""Throughput of every MaxAtar environment against gymnax, pgx and the numpy references, in one run.
+
+    python -m benchmarks.run --sizes 1 64 1024 4096 --repeats 3
+    python -m benchmarks.run --quick
+
+For each environment and batch size N, every implementation is compiled and then measured `--repeats`
+times, interleaved (so load from other processes hits all of them alike); the tables quote medians. A
+do-nothing environment measured through the same harness gives the ceiling that is subtracted to get each
+JAX implementation's own time per step. See benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+import jax
+
+import maxatar
+from benchmarks import report
+from benchmarks.harness import JaxRunner, LoopRunner, PythonStepRunner
+from benchmarks.impls import JaxImpl, ceiling_impl, maxatar_impls, peer_impls, short_id
+
+QUICK = {"sizes": [1, 64], "repeats": 1, "steps": 32, "min_time": 0.05, "gym_size": 64}
+QUICK_ENVS = ["CartPole-v1", "Doors-v0", "Breakout-v0"]
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--envs", nargs="+", help="MaxAtar ids (the maxatar/ prefix may be left out); default all")
+    parser.add_argument("--sizes", nargs="+", type=int, default=[1, 64, 1024, 4096, 16384], help="batch sizes N")
+    parser.add_argument("--repeats", type=int, default=5, help="measurements per implementation; medians reported")
+    parser.add_argument("--steps", type=int, default=128, help="scan length (batched steps) per jitted call, at most")
+    parser.add_argument(
+        "--call-budget", type=int, default=65536, help="at most this many env steps per call: scan length <= budget/N"
+    )
+    parser.add_argument("--min-time", type=float, default=0.3, help="seconds per measurement (calls repeat)")
+    parser.add_argument("--loop-max-n", type=int, default=4096, help="largest N for Python-loop references")
+    parser.add_argument(
+        "--traced-params", action="store_true", help="pass params to the compiled rollout as an argument (see README)"
+    )
+    parser.add_argument("--gym-size", type=int, default=1024, help="N for the Gymnasium make_vec comparison")
+    parser.add_argument("--no-gym", action="store_true", help="skip the Gymnasium make_vec comparison")
+    parser.add_argument("--quick", action="store_true", help=f"a short smoke run: {QUICK}, envs {QUICK_ENVS}")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="output directory")
+    args = parser.parse_args(argv)
+    if args.quick:  # quick values replace the defaults; flags given explicitly still win
+        parser.set_defaults(**QUICK, envs=QUICK_ENVS)
+        args = parser.parse_args(argv)
+    args.envs = [e if e.startswith("maxatar/") else f"maxatar/{e}" for e in (args.envs or maxatar.registered_ids())]
+    return args
+
+
+def log(message: str) -> None:
+    print(message, flush=True)
+
+
+def scan_length(n: int, args) -> int:
+    """Batched steps per jitted call: `--steps`, fewer at large N so that one call stays short."""
+    return max(4, min(args.steps, args.call_budget // n))
+
+
+def measure_env(env_id: str, args) -> tuple[list[dict], list[str]]:
+    """All implementations of one environment at every N. Returns the rows and the skip reasons."""
+    notes: list[str] = []
+    try:
+        ours = maxatar_impls(env_id)
+    except Exception as error:  # noqa: BLE001  (a game still being written is skipped, not fatal)
+        return [], [f"{env_id}: skipped, MaxAtar env not usable yet ({type(error).__name__}: {error})"]
+    peers, skipped = peer_impls(env_id)
+    notes += [f"{env_id}: peer {s}" for s in skipped]
+    jax_impls = [impl for impl in ours + peers if isinstance(impl, JaxImpl)]
+
+    # One ceiling per (key mode, observation shape and dtype) that some implementation uses.
+    ceilings, ceiling_of = {}, {}
+    for impl in jax_impls:
+        shape, dtype = impl.obs_spec()
+        spec = (impl.keyed, shape, str(dtype))
+        if spec not in ceilings:
+            ceilings[spec] = ceiling_impl(shape, dtype, impl.keyed, impl.num_actions)
+        ceiling_of[impl.name] = ceilings[spec].name
+    impls = ours + peers + list(ceilings.values())
+    state_bytes = {impl.name: impl.state_bytes for impl in impls if isinstance(impl, JaxImpl)}
+
+    rows = []
+    for n in args.sizes:
+        runners = []
+        for impl in impls:
+            if not isinstance(impl, JaxImpl):
+                limit = 1 if impl.name == "gymnasium" else args.loop_max_n
+                if n > limit and not impl.vectorized:
+                    notes.append(f"{env_id}: {impl.name} at N={n} skipped (Python loop, N > {limit})")
+                    continue
+            try:
+                runner = (
+                    JaxRunner(impl, n, scan_length(n, args), args.traced_params)
+                    if isinstance(impl, JaxImpl)
+                    else LoopRunner(impl, n)
+                )
+            except Exception as error:  # noqa: BLE001
+                notes.append(f"{env_id}: {impl.name} at N={n} failed: {type(error).__name__}: {error}")
+                continue
+            runners.append(runner)
+        runs = {id(r): [] for r in runners}
+        for _ in range(args.repeats):
+            for runner in runners:
+                runs[id(runner)].append(runner.measure(args.min_time))
+        for runner in runners:
+            impl = runner.impl
+            row = {
+                "env": short_id(env_id),
+                "impl": impl.name,
+                "family": impl.family,
+                "n": n,
+                "runs": runs[id(runner)],
+                "compile_s": runner.compile_s,
+                "state_bytes": state_bytes.get(impl.name, ""),
+                "ceiling": ceiling_of.get(impl.name, ""),
+                "note": impl.note,
+            }
+            rows.append(report.summarize(row))
+            runner.close()
+        best = max((r for r in rows if r["n"] == n and r["family"] == "maxatar"), key=lambda r: r["steps_per_s"])
+        log(
+            f"  {short_id(env_id)} N={n}: "
+            + ", ".join(f"{r['impl']} {r['steps_per_s']:.3g}" for r in rows[-len(runners) :])
+        )
+        log(f"    kept MaxAtar mode at N={n}: {best['impl']}")
+    return rows, notes
+
+
+def measure_gym(env_id: str, pure_impl: JaxImpl | None, args) -> list[dict]:
+    """`gymnasium.make_vec(id, num_envs=N)` stepped from Python, against the pure scan and phys2d for CartPole."""
+    import gymnasium
+
+    n = args.gym_size
+    runners = {
+        "maxatar make_vec (numpy)": lambda: PythonStepRunner(
+            lambda: gymnasium.make_vec(env_id, num_envs=n), n, pure_impl.num_actions, convert=True
+        ),
+        "maxatar make_vec (jax)": lambda: PythonStepRunner(
+            lambda: gymnasium.make_vec(env_id, num_envs=n, output="jax"), n, pure_impl.num_actions, convert=False
+        ),
+        f"maxatar pure ({pure_impl.name}, scan)": lambda: JaxRunner(
+            pure_impl, n, scan_length(n, args), args.traced_params
+        ),
+    }
+    if short_id(env_id) == "CartPole-v1":
+        runners["phys2d/CartPole-v1 make_vec (+np.asarray)"] = lambda: PythonStepRunner(
+            lambda: gymnasium.make_vec("phys2d/CartPole-v1", num_envs=n), n, 2, convert=True
+        )
+    built = {}
+    for path, make in runners.items():
+        try:
+            built[path] = make()
+        except Exception as error:  # noqa: BLE001
+            log(f"  gym path {path} for {env_id} failed: {type(error).__name__}: {error}")
+    runs = {path: [] for path in built}
+    for _ in range(args.repeats):
+        for path, runner in built.items():
+            runs[path].append(runner.measure(args.min_time))
+    rows = []
+    for path, runner in built.items():
+        row = {"env": short_id(env_id), "path": path, "n": n, "runs": runs[path], "compile_s": runner.compile_s}
+        rows.append(report.summarize(row))
+        runner.close()
+    return rows
+
+
+def machine_note() -> str:
+    model = platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo") as file:
+            model = next(line.split(":", 1)[1].strip() for line in file if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    versions = []
+    for package in ("jax", "jaxlib", "gymnax", "pgx", "gymnasium", "minatar", "numpy"):
+        try:
+            versions.append(f"{package} {metadata.version(package)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{package} not installed")
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (
+        f"{model}, {os.cpu_count()} logical CPUs, {jax.devices()[0].platform} backend; Python "
+        f"{platform.python_version()}; {', '.join(versions)}; load average (1/5/15 min) {load}"
+    )
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    started = datetime.datetime.now().isoformat(timespec="seconds")
+    machine_before = machine_note()
+    log(f"{started}  {machine_before}")
+    log(f"envs {args.envs}, sizes {args.sizes}, repeats {args.repeats}, steps {args.steps}, min-time {args.min_time}")
+
+    rows, notes, gym_rows = [], [], []
+    clock = time.perf_counter()
+    for env_id in args.envs:
+        log(f"{env_id}:")
+        env_rows, env_notes = measure_env(env_id, args)
+        rows += env_rows
+        notes += env_notes
+        for note in env_notes:
+            log(f"  {note}")
+        if env_rows and not args.no_gym:
+            near = min(args.sizes, key=lambda n: abs(n - args.gym_size))
+            ours = [r for r in env_rows if r["family"] == "maxatar" and r["n"] == near]
+            best_mode = max(ours, key=lambda r: r["steps_per_s"])["impl"]
+            pure = next(i for i in maxatar_impls(env_id) if i.name == best_mode)
+            gym_rows += measure_gym(env_id, pure, args)
+    report.derive(rows)
+    elapsed = time.perf_counter() - clock
+
+    command = "python -m benchmarks.run " + " ".join(sys.argv[1:] if argv is None else argv)
+    sections = [
+        "# MaxAtar throughput",
+        f"`{command}` — started {started}, took {elapsed / 60:.1f} min.",
+        f"Machine at start: {machine_before}.",
+        f"Machine at end: load average {' / '.join(f'{x:.1f}' for x in os.getloadavg())}.",
+        f"Sizes {args.sizes}, {args.repeats} interleaved repeats, scan of min({args.steps}, {args.call_budget}/N) "
+        "steps per call; params "
+        + ("passed as traced jit arguments" if args.traced_params else "baked in as compile-time constants")
+        + ", "
+        f"{args.min_time} s per measurement. Medians. `*` marks the MaxAtar stepping mode kept at that N "
+        "(the faster one). `x best peer` = steps/s over the fastest peer's; `x best peer (own)` = the "
+        "fastest peer's own ns/step over ours (own = total minus the harness ceiling of the same key mode "
+        "and observation). See benchmarks/README.md.",
+    ]
+    for env in dict.fromkeys(r["env"] for r in rows):
+        sections += [f"## {env}", report.throughput_table(rows, env)]
+    if gym_rows:
+        sections += ["## Gymnasium path (make_vec stepped from Python)", report.gym_table(gym_rows)]
+    if notes:
+        sections += ["## Skipped", "\n".join(f"- {n}" for n in notes)]
+    text = "\n\n".join(sections) + "\n"
+
+    (args.out / "results.md").write_text(text)
+    report.write_csv(args.out / "throughput.csv", rows, report.THROUGHPUT_COLUMNS)
+    if gym_rows:
+        report.write_csv(args.out / "gym_path.csv", gym_rows, report.GYM_COLUMNS)
+    report.plot(rows, args.out / "throughput.png")
+    log("\n" + text)
+    log(f"wrote {args.out / 'results.md'}, throughput.csv, gym_path.csv, throughput.png")
+
+
+if __name__ == "__main__":
+    main()
