@@ -44,7 +44,10 @@ Storage (fixed shapes, `overflow` is set instead of ever overwriting a live entr
 * the ring is bit-sliced: one uint32 per flag (bit i = slot i) and one uint32 per bit of each small integer
   field, so a whole phase over all 30 enemies is a few dozen integer operations per environment;
 * friendly bullets (one shot per 5 steps, at most 8 steps alive) and divers (one per 30 steps, at most 59
-  steps alive) need 2 slots each and are kept compacted in list order (slot 0 is the older).
+  steps alive) need 2 records each, kept compacted in list order (record 0 is the older) and packed into one
+  int32 each;
+* unreachable in the reference: the sub facing left on column 9 (its back cell would be column 10, where the
+  reference raises IndexError); here the back cell is simply not drawn.
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ DIVER_MOVE_INTERVAL = 5
 SUB_THRESHOLD = np.float32(1 / 3)
 HALF = np.float32(0.5)
 
-# Bit-sliced integer fields of the enemy ring: (name, planes, offset); the stored value is field + offset.
+# Bit planes of the enemy ring's integer fields (the stored value is the field plus an offset).
 X_PLANES = 4  # x + 1: 0 (x = -1, just left the board) .. 11 (x = 10)
 Y_PLANES = 3  # y - 1: rows 1..8
 MOVE_PLANES = 3  # move timer 0..5
@@ -82,7 +85,6 @@ NOTHING = np.uint32(0)
 DIVER_BITS = np.left_shift(np.uint32(1), np.arange(NUM_ENEMY_SLOTS, NUM_ENEMY_SLOTS + 2, dtype=np.uint32))
 ROWS = np.arange(10, dtype=np.int32)
 COLS = np.arange(10, dtype=np.int32)
-PAIR = np.arange(2, dtype=np.int8)
 
 
 @pytree_dataclass
@@ -212,7 +214,7 @@ def _materialize(x):
     drops optimization barriers before fusing); for the terminal flag, read by the reset select of every state
     field under auto-reset, that multiplies the whole step. A running max over (0, x) is a reduce-window,
     which is not fused into its consumers, so x is materialized."""
-    pair = jnp.stack([jnp.zeros_like(x), x]).astype(jnp.int32)
+    pair = jnp.stack([jnp.zeros_like(x), x]).astype(jnp.uint8 if x.dtype == jnp.bool_ else x.dtype)
     return jax.lax.cummax(pair, axis=0)[1].astype(x.dtype)
 
 
