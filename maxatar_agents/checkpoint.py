@@ -1,0 +1,179 @@
+"""Checkpoints in safe formats: the training state as `.npz` (numpy arrays only, loaded with
+`allow_pickle=False`) and everything else as JSON (format, algorithm, env id, config, seeds, progress).
+Loading never executes code from the files.
+
+`load_policy(path) -> (env_id, act_fn)` is the entry point the `renderers` package uses to play a trained
+policy: `act_fn(params_or_none, obs) -> action`, jittable; with `None` it uses the checkpoint's params.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from maxatar_agents.common import config_from_dict, tree_paths
+
+FORMAT = "maxatar_agents.checkpoint/1"
+STATE_FILE = "checkpoint.npz"
+META_FILE = "checkpoint.json"
+PROGRESS_KEY = "__intervals_done__"
+# Which module rebuilds a checkpoint's program. A fixed table: a file can only pick among these.
+AGENT_MODULES = {"dqn": "maxatar_agents.dqn", "sac": "maxatar_agents.sac"}
+
+
+class CheckpointError(ValueError):
+    """A checkpoint is missing, damaged, or belongs to another configuration."""
+
+
+def _atomic_write(path: Path, write: Callable[[Any], None], mode: str = "wb") -> None:
+    """Write next to `path`, then rename: an interrupted write never replaces a good checkpoint."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, mode) as f:
+        write(f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def save(directory: str | Path, state: Any, meta: dict[str, Any]) -> Path:
+    """Save a (seed-batched) training state and its metadata; returns the state file's path."""
+    directory = Path(directory)
+    leaves = jax.device_get(jax.tree.leaves(state))
+    arrays = {name: np.asarray(leaf) for name, leaf in zip(tree_paths(state), leaves, strict=True)}
+    arrays[PROGRESS_KEY] = np.asarray(meta["intervals_done"], np.int64)
+    _atomic_write(directory / STATE_FILE, lambda f: np.savez(f, **arrays))
+    text = json.dumps({"format": FORMAT, **meta}, indent=1)
+    _atomic_write(directory / META_FILE, lambda f: f.write(text), mode="w")
+    return directory / STATE_FILE
+
+
+def _resolve(path: str | Path) -> Path:
+    """A run directory, or the path of its state or metadata file -> the run directory."""
+    path = Path(path)
+    if path.is_dir():
+        return path
+    if path.name in (STATE_FILE, META_FILE):
+        return path.parent
+    raise CheckpointError(f"{path} is neither a run directory nor a {STATE_FILE} / {META_FILE} file")
+
+
+def exists(directory: str | Path) -> bool:
+    directory = Path(directory)
+    return (directory / META_FILE).is_file() or (directory / STATE_FILE).is_file()
+
+
+def read_meta(path: str | Path) -> dict[str, Any]:
+    directory = _resolve(path)
+    try:
+        meta = json.loads((directory / META_FILE).read_text())
+    except FileNotFoundError:
+        raise CheckpointError(f"no checkpoint in {directory} ({META_FILE} is missing)") from None
+    except json.JSONDecodeError as error:
+        raise CheckpointError(f"{directory / META_FILE} is not valid JSON: {error}") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise CheckpointError(f"{directory / META_FILE} is not a {FORMAT} checkpoint")
+    if meta.get("algorithm") not in AGENT_MODULES:
+        raise CheckpointError(f"unknown algorithm {meta.get('algorithm')!r} in {directory / META_FILE}")
+    return meta
+
+
+def _open_arrays(directory: Path):
+    try:
+        return np.load(directory / STATE_FILE, allow_pickle=False)
+    except FileNotFoundError:
+        raise CheckpointError(f"no checkpoint state in {directory} ({STATE_FILE} is missing)") from None
+
+
+def load_state(directory: str | Path, template: Any, meta: dict[str, Any]) -> Any:
+    """Fill `template` (a state or its `jax.eval_shape`) with the saved arrays, checking names, shapes and
+    dtypes, so that a checkpoint of another configuration is refused rather than half-loaded."""
+    directory = _resolve(directory)
+    names = tree_paths(template)
+    leaves, treedef = jax.tree.flatten(template)
+    with _open_arrays(directory) as saved:
+        if PROGRESS_KEY not in saved or int(saved[PROGRESS_KEY]) != meta["intervals_done"]:
+            raise CheckpointError(f"{STATE_FILE} and {META_FILE} in {directory} are from different saves")
+        missing = [n for n in names if n not in saved]
+        extra = sorted(set(saved.files) - set(names) - {PROGRESS_KEY})
+        if missing or extra:
+            raise CheckpointError(
+                f"checkpoint in {directory} does not match this configuration: "
+                f"missing {missing[:3]}{'...' if len(missing) > 3 else ''}, unexpected {extra[:3]}"
+            )
+        arrays = []
+        for name, leaf in zip(names, leaves, strict=True):
+            array = saved[name]
+            if array.shape != tuple(leaf.shape) or array.dtype != np.dtype(leaf.dtype):
+                raise CheckpointError(
+                    f"checkpoint in {directory} does not match this configuration: {name} is "
+                    f"{array.dtype}{list(array.shape)}, expected {np.dtype(leaf.dtype)}{list(leaf.shape)}"
+                )
+            arrays.append(jnp.asarray(array))
+    return jax.tree.unflatten(treedef, arrays)
+
+
+def agent_module(algorithm: str):
+    if algorithm not in AGENT_MODULES:
+        raise CheckpointError(f"unknown algorithm {algorithm!r}; known: {sorted(AGENT_MODULES)}")
+    return importlib.import_module(AGENT_MODULES[algorithm])
+
+
+def config_for(meta: dict[str, Any]):
+    module = agent_module(meta["algorithm"])
+    try:
+        return config_from_dict(module.Config, meta["config"])
+    except (TypeError, ValueError) as error:
+        raise CheckpointError(f"checkpoint config is not a valid {meta['algorithm']} config: {error}") from None
+
+
+def load_policy(path: str | Path, seed_index: int | None = None) -> tuple[str, Callable]:
+    """The trained policy of a checkpoint: `(env_id, act_fn)` with `act_fn(params_or_none, obs) -> action`.
+
+    `path` is a run directory or its checkpoint file. The policy is the evaluation policy (greedy for DQN,
+    most probable action for SAC) of one seed: `seed_index`, or by default the seed with the best final
+    evaluation (the first seed if the run has not finished). `obs` may carry leading batch axes. `act_fn`
+    is a `jax.tree_util.Partial` holding the params, so passing it into a jitted function passes the
+    weights as arguments rather than compiling them in as constants.
+    """
+    directory = _resolve(path)
+    meta = read_meta(directory)
+    config = config_for(meta)
+    module = agent_module(meta["algorithm"])
+    program = module.make_program(config)
+    num_seeds = len(meta["seeds"])
+    if seed_index is None:
+        per_seed = (meta.get("final_eval") or {}).get("return_per_seed")
+        seed_index = int(np.argmax(per_seed)) if per_seed else 0
+    if not 0 <= seed_index < num_seeds:
+        raise CheckpointError(f"seed_index {seed_index} is outside the checkpoint's {num_seeds} seeds")
+
+    keys = jnp.zeros((num_seeds, 2), jnp.uint32)
+    template = getattr(jax.eval_shape(jax.vmap(program.init), keys), program.policy_field)
+    prefix = f".{program.policy_field}"
+    names = [prefix + name for name in tree_paths(template)]
+    leaves, treedef = jax.tree.flatten(template)
+    with _open_arrays(directory) as saved:
+        arrays = []
+        for name, leaf in zip(names, leaves, strict=True):
+            if name not in saved or saved[name].shape != tuple(leaf.shape):
+                raise CheckpointError(f"checkpoint in {directory} does not match its own config ({name})")
+            arrays.append(jnp.asarray(saved[name][seed_index]))
+    params = jax.tree.unflatten(treedef, arrays)
+    return meta["env_id"], jax.tree_util.Partial(functools.partial(_act, program.act), params)
+
+
+def _act(act: Callable, saved_params: Any, params_or_none: Any, obs: jax.Array) -> jax.Array:
+    """The policy with the given params, or the checkpoint's. Only a mapping counts as params: `None`, or a
+    PRNG key from callers whose contract is `act(key, obs)` (the evaluation policies are deterministic),
+    selects the checkpoint's own."""
+    params = params_or_none if isinstance(params_or_none, Mapping) else saved_params
+    return act(params, obs)

@@ -1,0 +1,99 @@
+"""Measuring returns inside JAX: the training episodes' recent returns, and evaluation of a fixed policy.
+
+Both are pure functions of arrays, so they run inside the agents' jitted, vmapped training programs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from maxatar.core import Environment, EnvParams
+
+RECENT = 100  # "recent return" = mean undiscounted return of the last 100 finished training episodes
+
+
+class EpisodeStats(NamedTuple):
+    """Running returns of the training environments and a ring of the returns of finished episodes.
+
+    The ring holds at least `RECENT` entries and at least one per environment, so the episodes that finish
+    in one step never collide; each entry remembers its episode number so the mean covers exactly the last
+    `RECENT` episodes.
+    """
+
+    running: jax.Array  # (num_envs,) return of each environment's current episode so far
+    returns: jax.Array  # (ring,) returns of finished episodes
+    numbers: jax.Array  # (ring,) episode number of each entry, -1 when empty
+    finished: jax.Array  # () episodes finished so far
+
+
+def episode_stats_init(num_envs: int) -> EpisodeStats:
+    ring = max(RECENT, num_envs)
+    return EpisodeStats(
+        running=jnp.zeros(num_envs, jnp.float32),
+        returns=jnp.zeros(ring, jnp.float32),
+        numbers=jnp.full(ring, -1, jnp.int32),
+        finished=jnp.int32(0),
+    )
+
+
+def episode_stats_update(stats: EpisodeStats, reward: jax.Array, done: jax.Array) -> EpisodeStats:
+    """Add one vector step's rewards; environments with `done` close their episode into the ring."""
+    running = stats.running + reward
+    number = stats.finished + jnp.cumsum(done) - 1  # episode number of each finishing environment
+    ring = stats.returns.shape[0]
+    slot = jnp.where(done, number % ring, ring)  # out of range = dropped
+    return EpisodeStats(
+        running=jnp.where(done, 0.0, running),
+        returns=stats.returns.at[slot].set(running, mode="drop"),
+        numbers=stats.numbers.at[slot].set(number, mode="drop"),
+        finished=stats.finished + jnp.sum(done, dtype=jnp.int32),
+    )
+
+
+def recent_return(stats: EpisodeStats) -> jax.Array:
+    """Mean return of the last `RECENT` finished episodes (NaN before the first one finishes)."""
+    recent = (stats.numbers >= 0) & (stats.numbers >= stats.finished - RECENT)
+    return jnp.sum(jnp.where(recent, stats.returns, 0.0)) / jnp.where(jnp.any(recent), jnp.sum(recent), jnp.nan)
+
+
+def evaluate(
+    env: Environment,
+    env_params: EnvParams,
+    act: Callable[[jax.Array], jax.Array],
+    key: jax.Array,
+    num_episodes: int,
+    max_steps: int,
+) -> jax.Array:
+    """Undiscounted returns of `num_episodes` episodes played in parallel by `act(obs) -> actions`
+    (batched over episodes; evaluation policies here are deterministic).
+
+    Each environment plays exactly one episode (no auto-reset). The loop stops when every episode has
+    terminated or truncated, or after `max_steps` steps: an episode still running then counts with the
+    return it has so far (a safety net for policies that never finish; MinAtar games have no time limit).
+    """
+    reset_key, key = jax.random.split(key)
+    obs, state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(reset_key, num_episodes), env_params)
+    step = jax.vmap(env.transition, in_axes=(0, 0, 0, None))
+    draws = jax.vmap(env.draws_from_uniforms, in_axes=(0, 0, None))
+
+    def running(carry):
+        t, _, _, _, done, _ = carry
+        return (t < max_steps) & ~jnp.all(done)
+
+    def one_step(carry):
+        t, obs, state, returns, done, key = carry
+        key, env_key = jax.random.split(key)
+        action = act(obs)
+        uniforms = jax.random.uniform(env_key, (num_episodes, env.num_draws))
+        obs, state, reward, terminated, truncated, _ = step(
+            state, action, draws(uniforms, state, env_params), env_params
+        )
+        returns = returns + jnp.where(done, 0.0, reward)
+        return t + 1, obs, state, returns, done | terminated | truncated, key
+
+    init = (jnp.int32(0), obs, state, jnp.zeros(num_episodes), jnp.zeros(num_episodes, bool), key)
+    return jax.lax.while_loop(running, one_step, init)[3]

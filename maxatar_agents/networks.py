@@ -1,0 +1,95 @@
+"""Networks shared by the agents: an observation encoder chosen from the environment, then a small MLP head.
+
+* MinAtar games (bool (10, 10, C)): MinAtar's torso, one 3x3 convolution with 16 filters and no padding,
+  written as patch extraction plus a dense layer. It computes exactly what a VALID `nn.Conv` computes and
+  trains about 3x faster on CPU (XLA's CPU convolution is slow for such tiny images; see
+  benchmarks/agents_bench.py and the DESIGN notes).
+* Integer-coded observations (Doors, codes 0..nvec-1): one-hot, then flatten.
+* Float vectors (CartPole): used as they are.
+
+Weights start like PyTorch's `nn.Linear` / `nn.Conv2d` defaults (uniform, bound 1/sqrt(fan_in)), as in the
+reference MinAtar DQN, so the published step sizes see the scale they were tuned for (biases start at 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from maxatar.core import Environment
+
+# PyTorch's default weight init (kaiming_uniform with a=sqrt(5)) is uniform with variance 1 / (3 fan_in).
+torch_like_init = nn.initializers.variance_scaling(1.0 / 3.0, "fan_in", "uniform")
+
+
+def Dense(features: int) -> nn.Dense:
+    return nn.Dense(features, kernel_init=torch_like_init)
+
+
+def patches3x3(x: jax.Array) -> jax.Array:
+    """(..., H, W, C) -> (..., H-2, W-2, 9C): every 3x3 window (VALID), row-major over the window."""
+    h, w = x.shape[-3], x.shape[-2]
+    windows = [x[..., i : i + h - 2, j : j + w - 2, :] for i in range(3) for j in range(3)]
+    return jnp.concatenate(windows, axis=-1)
+
+
+class MinAtarTorso(nn.Module):
+    """3x3 VALID convolution + ReLU, flattened: (10, 10, C) -> 8 * 8 * features."""
+
+    features: int = 16
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        x = nn.relu(Dense(self.features)(patches3x3(x.astype(jnp.float32))))
+        return x.reshape(*x.shape[:-3], -1)
+
+
+class Encoder(nn.Module):
+    """Turns one environment's observation (with any leading batch axes) into a flat float vector."""
+
+    kind: str  # "minatar", "onehot" or "vector"
+    obs_ndim: int
+    num_codes: int = 0
+    conv_features: int = 16
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> jax.Array:
+        batch_shape = obs.shape[: obs.ndim - self.obs_ndim]
+        if self.kind == "minatar":
+            return MinAtarTorso(self.conv_features)(obs)
+        if self.kind == "onehot":
+            return jax.nn.one_hot(obs, self.num_codes, dtype=jnp.float32).reshape(*batch_shape, -1)
+        return obs.astype(jnp.float32).reshape(*batch_shape, -1)
+
+
+def encoder_for(env: Environment, conv_features: int = 16) -> Encoder:
+    """Pick the encoder from the environment's static observation description."""
+    shape, dtype = tuple(env.obs_shape), jnp.dtype(env.obs_dtype)
+    if len(shape) == 3 and dtype == jnp.bool_:
+        return Encoder("minatar", 3, conv_features=conv_features)
+    if jnp.issubdtype(dtype, jnp.integer):
+        return Encoder("onehot", len(shape), num_codes=int(env.obs_nvec))
+    return Encoder("vector", len(shape))
+
+
+class MLPHead(nn.Module):
+    """Encoder, ReLU hidden layers, then a linear layer with one output per action (Q-values or logits)."""
+
+    encoder: Encoder
+    hidden: Sequence[int]
+    num_outputs: int
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> jax.Array:
+        x = self.encoder(obs)
+        for width in self.hidden:
+            x = nn.relu(Dense(width)(x))
+        return Dense(self.num_outputs)(x)
+
+
+def make_network(env: Environment, hidden: Sequence[int], conv_features: int = 16) -> MLPHead:
+    """One output per action of `env`, on top of the encoder its observations need."""
+    return MLPHead(encoder_for(env, conv_features), tuple(hidden), env.num_actions)
