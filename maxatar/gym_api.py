@@ -3,8 +3,11 @@
 * `MaxAtarFuncEnv` exposes a MaxAtar environment through Gymnasium's functional API.
 * `MaxAtarEnv` (what `gymnasium.make("maxatar/...")` returns) steps with one jitted call and returns numpy.
 * `MaxAtarVectorEnv` (what `gymnasium.make_vec` returns) steps all sub-environments, auto-reset included,
-  in one jitted call; it supports Gymnasium's next-step, same-step and disabled autoreset modes and
-  returns numpy or JAX arrays.
+  in one jitted call; it supports Gymnasium's next-step, same-step and disabled autoreset modes,
+  returns numpy or JAX arrays, and can split its environments over several devices (`devices=`).
+
+Numpy outputs are fresh, writable copies (as Gymnasium's own environments return): changing them never
+changes the environment's state.
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ from gymnasium import spaces
 from gymnasium.experimental.functional import FuncEnv
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
+from jax.sharding import Mesh
 
 from maxatar.core import Environment, EnvParams, EnvState, pytree_dataclass
 from maxatar.registry import make, registered_ids
+from maxatar.sharding import batch_sharding, check_divisible, make_mesh, replicated, to_numpy
 
 OUTPUTS = ("numpy", "jax")
 RENDER_MODES = ["rgb_array", "human"]
@@ -155,7 +160,7 @@ class MaxAtarEnv(gymnasium.Env):
         return self.func_env.params
 
     def _out(self, x):
-        return np.asarray(x) if self.output == "numpy" else x
+        return np.array(x) if self.output == "numpy" else x  # a writable copy, never a view of the device buffer
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
@@ -177,8 +182,7 @@ class MaxAtarEnv(gymnasium.Env):
             self.render()
         if self.output == "jax":
             return obs, reward, terminated, truncated, {}
-        obs, reward, terminated, truncated = jax.device_get((obs, reward, terminated, truncated))
-        return obs, float(reward), bool(terminated), bool(truncated), {}
+        return np.array(obs), float(reward), bool(terminated), bool(truncated), {}
 
     def render(self):
         """rgb_array: the current frame as uint8 (H, W, 3); human: show it in a pygame window."""
@@ -190,7 +194,7 @@ class MaxAtarEnv(gymnasium.Env):
         if self._frame_fn is None:
             frame = render_plugin("frame")
             self._frame_fn = jax.jit(lambda state: frame(self.func_env.env, state))
-        image = np.asarray(self._frame_fn(self._state.env))
+        image = np.array(self._frame_fn(self._state.env))  # writable copy
         if self.render_mode == "rgb_array":
             return image
         if self._window is None:
@@ -268,7 +272,12 @@ class MaxAtarVectorEnv(VectorEnv):
       SAME_STEP: the finished sub-environment resets within the step; `info["final_obs"]` holds its last
         observation and `info["_final_obs"]` marks which entries are meaningful.
       DISABLED: no auto-reset; reset chosen sub-environments with `reset(options={"reset_mask": mask})`.
-    output: "numpy" (default) or "jax" to keep the results on the device.
+    output: "numpy" (default; fresh writable arrays, gathered from the devices once per step) or "jax" to
+      keep the results on the device(s), sharded as the state is.
+    devices: None (default: one device), "all" (every local device), an int N (the first N local devices)
+      or a list of devices. The sub-environments are split evenly over a 1-D mesh of those devices
+      (`maxatar.sharding`); `num_envs` must be a multiple of the device count (else `ValueError`). Params
+      and the step's key are replicated. Results equal the single-device ones bit for bit.
     Sub-environment i is independent of the others; `reset(seed=s)` makes the whole batch reproducible.
     """
 
@@ -281,10 +290,14 @@ class MaxAtarVectorEnv(VectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         output: str = "numpy",
         render_mode: str | None = None,
+        devices=None,
         **kwargs,
     ):
         if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        self.mesh = None if devices is None else make_mesh(devices)
+        if self.mesh is not None:
+            check_divisible(int(num_envs), self.mesh, "num_envs")
         autoreset_mode = _parse_autoreset_mode(autoreset_mode)
         _check_render_mode(render_mode, self.metadata)
         self.env_id = env_id
@@ -301,7 +314,25 @@ class MaxAtarVectorEnv(VectorEnv):
         self._key: jax.Array | None = None
         self._state: EnvState | None = None
         self._pending = None  # next-step mode: sub-environments whose episode ended on the last step
-        self._spec = _VectorSpec(self.env, self.num_envs, self.autoreset_mode)
+        self._spec = _VectorSpec(self.env, self.num_envs, self.autoreset_mode, self.mesh)
+        self._placed_params: tuple[EnvParams, EnvParams] | None = None  # (params, their replicated copy)
+
+    @property
+    def devices(self) -> list:
+        """The devices the sub-environments are split over."""
+        return [jax.local_devices()[0]] if self.mesh is None else list(self.mesh.devices.flat)
+
+    def _params(self) -> EnvParams:
+        """The params as the jitted step takes them: replicated over the mesh when there is one."""
+        if self.mesh is None:
+            return self.params
+        if self._placed_params is None or self._placed_params[0] is not self.params:
+            self._placed_params = (self.params, jax.device_put(self.params, replicated(self.mesh)))
+        return self._placed_params[1]
+
+    def _batch(self, x):
+        """Put a per-sub-environment input on the mesh (a no-op without one)."""
+        return x if self.mesh is None else jax.device_put(x, batch_sharding(self.mesh))
 
     # --- Gymnasium API ---
 
@@ -309,6 +340,8 @@ class MaxAtarVectorEnv(VectorEnv):
         super().reset(seed=seed)
         if seed is not None or self._key is None:
             self._key = _seed_key(seed, self.np_random)
+            if self.mesh is not None:
+                self._key = jax.device_put(self._key, replicated(self.mesh))
         mask = (options or {}).get("reset_mask")
         if mask is not None:
             mask = np.asarray(mask)
@@ -316,9 +349,11 @@ class MaxAtarVectorEnv(VectorEnv):
                 raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},), got {mask!r}")
             if self._state is None:
                 raise RuntimeError("reset() once without reset_mask before resetting selected sub-environments")
-        state = self._state if mask is not None else None
-        self._key, self._state, obs = _vector_reset(self._spec, self._key, state, mask, self.params)
-        self._pending = jnp.zeros(self.num_envs, bool) if mask is None else self._pending & ~jnp.asarray(mask)
+            mask = self._batch(mask)
+        state, pending = (self._state, self._pending) if mask is not None else (None, None)
+        self._key, self._state, self._pending, obs = _vector_reset(
+            self._spec, self._key, state, pending, mask, self._params()
+        )
         return self._out(obs), {}
 
     def step(self, actions):
@@ -329,15 +364,15 @@ class MaxAtarVectorEnv(VectorEnv):
                 "autoreset is disabled and some sub-environments have finished: "
                 "reset them with reset(options={'reset_mask': mask}) first"
             )
-        actions = _check_actions(actions, self.num_envs, self.single_action_space.n)
+        actions = self._batch(_check_actions(actions, self.num_envs, self.single_action_space.n))
         self._key, self._state, self._pending, results, info = _vector_step(
-            self._spec, self._key, self._state, self._pending, actions, self.params
+            self._spec, self._key, self._state, self._pending, actions, self._params()
         )
-        obs, reward, terminated, truncated = self._out(results)
-        return obs, reward, terminated, truncated, self._out(info)
+        (obs, reward, terminated, truncated), info = self._out((results, info))  # one gather for everything
+        return obs, reward, terminated, truncated, info
 
     def _out(self, tree):
-        return jax.device_get(tree) if self.output == "numpy" else tree
+        return to_numpy(tree) if self.output == "numpy" else tree
 
     def render(self):
         """rgb_array: a tuple with one uint8 (H, W, 3) frame per sub-environment, as Gymnasium's vector envs."""
@@ -346,7 +381,7 @@ class MaxAtarVectorEnv(VectorEnv):
         if not hasattr(self, "_frames_fn"):
             frame = render_plugin("frame")
             self._frames_fn = jax.jit(jax.vmap(lambda state: frame(self.env, state)))
-        return tuple(np.asarray(self._frames_fn(self._state)))
+        return tuple(np.array(self._frames_fn(self._state)))
 
     @property
     def state(self) -> EnvState | None:
@@ -361,18 +396,33 @@ class _VectorSpec:
     env: Environment
     num_envs: int
     autoreset_mode: AutoresetMode
+    mesh: Mesh | None = None  # split the sub-environments over this mesh's devices
+
+
+def _split(spec: _VectorSpec, tree):
+    """Inside the jitted step: keep per-sub-environment arrays split over the mesh (no-op without one)."""
+    return tree if spec.mesh is None else jax.lax.with_sharding_constraint(tree, batch_sharding(spec.mesh))
+
+
+def _whole(spec: _VectorSpec, tree):
+    """Inside the jitted step: keep shared values (the key) replicated over the mesh (no-op without one)."""
+    return tree if spec.mesh is None else jax.lax.with_sharding_constraint(tree, replicated(spec.mesh))
 
 
 @partial(jax.jit, static_argnums=0)
-def _vector_reset(spec: _VectorSpec, key, state, mask, params):
+def _vector_reset(spec: _VectorSpec, key, state, pending, mask, params):
     """Reset every sub-environment, or (given a state and a mask) only the masked ones."""
     key, sub = jax.random.split(key)
-    obs, fresh = jax.vmap(spec.env.reset, in_axes=(0, None))(jax.random.split(sub, spec.num_envs), params)
-    if state is not None:  # partial reset: keep the others, and MinAtar's sticky action everywhere
+    keys = _split(spec, jax.random.split(sub, spec.num_envs))
+    obs, fresh = jax.vmap(spec.env.reset, in_axes=(0, None))(keys, params)
+    if state is None:
+        pending = jnp.zeros(spec.num_envs, bool)
+    else:  # partial reset: keep the others, and MinAtar's sticky action everywhere
         fresh = dataclasses.replace(fresh, last_action=state.last_action)
         obs = jnp.where(_expand(mask, obs), obs, jax.vmap(spec.env.observation)(state))
         fresh = _select(mask, fresh, state)
-    return key, fresh, obs
+        pending = pending & ~mask
+    return _whole(spec, key), *_split(spec, (fresh, pending, obs))
 
 
 @partial(jax.jit, static_argnums=0)
@@ -380,12 +430,14 @@ def _vector_step(spec: _VectorSpec, key, state, pending, actions, params):
     """The whole vector step, auto-reset included, as one call. All variates come from one uniform draw."""
     env, num_draws = spec.env, spec.env.num_draws
     key, sub = jax.random.split(key)
-    uniforms = jax.random.uniform(sub, (spec.num_envs, num_draws + env.num_reset_uniforms))
+    key = _whole(spec, key)
+    # Partitionable threefry (JAX's default): each device draws its own rows, the same values as unsplit.
+    uniforms = _split(spec, jax.random.uniform(sub, (spec.num_envs, num_draws + env.num_reset_uniforms)))
     draws = jax.vmap(env.draws_from_uniforms, in_axes=(0, 0, None))(uniforms[:, :num_draws], state, params)
     transition = jax.vmap(env.transition, in_axes=(0, 0, 0, None))
     obs, stepped, reward, terminated, truncated, _ = transition(state, actions, draws, params)
     if spec.autoreset_mode == AutoresetMode.DISABLED:
-        return key, stepped, terminated | truncated, (obs, reward, terminated, truncated), {}
+        return key, *_split(spec, (stepped, terminated | truncated, (obs, reward, terminated, truncated), {}))
 
     fresh = jax.vmap(env.reset_from_uniforms, in_axes=(0, None))(uniforms[:, num_draws:], params)[1]
     observe = jax.vmap(env.observation)  # once, on the selected state; unused observations compile away
@@ -394,14 +446,16 @@ def _vector_step(spec: _VectorSpec, key, state, pending, actions, params):
         fresh = dataclasses.replace(fresh, last_action=stepped.last_action)  # MinAtar keeps it across resets
         next_state = _select(done, fresh, stepped)
         info = {"final_obs": obs, "_final_obs": done, "final_info": {}, "_final_info": done}
-        return key, next_state, pending, (observe(next_state), reward, terminated, truncated), info
+        results = (observe(next_state), reward, terminated, truncated)
+        return key, *_split(spec, (next_state, pending, results, info))
 
     # NEXT_STEP: a sub-environment whose episode ended on the previous step resets now, ignoring its action.
     fresh = dataclasses.replace(fresh, last_action=state.last_action)
     next_state = _select(pending, fresh, stepped)
     reward = jnp.where(pending, 0.0, reward)
     terminated, truncated = terminated & ~pending, truncated & ~pending
-    return key, next_state, terminated | truncated, (observe(next_state), reward, terminated, truncated), {}
+    results = (observe(next_state), reward, terminated, truncated)
+    return key, *_split(spec, (next_state, terminated | truncated, results, {}))
 
 
 def _parse_autoreset_mode(mode) -> AutoresetMode:

@@ -4,6 +4,13 @@ bar and checkpoints, and the artefacts of a run (metrics.csv, summary.json, lear
 The run is cut into the program's logging intervals; each interval is one call of the same jitted function
 for all seeds, so a run interrupted and resumed from its last checkpoint ends bit for bit where the
 uninterrupted run ends (and where `make_train(config)(key)` ends).
+
+`--devices all|N` splits the seed axis over a 1-D mesh of devices (`maxatar.sharding`, `shard_map`): every
+device trains its share of the seeds with the program one device runs for that many seeds, so a run on D
+devices equals, bit for bit, the one-device runs of each device's group of seeds (and the one-device run of
+all seeds up to float rounding: XLA may round a batch of 2 seeds differently from a batch of 1). With
+`--distributed`, `jax.distributed.initialize` joins several processes (hosts) first and the mesh spans the
+devices of all of them; every process runs the same command and process 0 writes the artefacts.
 """
 
 from __future__ import annotations
@@ -27,11 +34,15 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
+from maxatar import sharding
 from maxatar_agents import checkpoint
 from maxatar_agents.common import canonical_env_id, config_diff, config_from_dict, config_to_dict, parse_value
 
 EXIT_INTERRUPTED = 130
+SEED_AXIS = "seeds"
 
 
 class UsageError(Exception):
@@ -58,6 +69,23 @@ def build_parser(algorithm: str, module) -> argparse.ArgumentParser:
     parser.add_argument("--checkpoint-every", type=int, help="frames between checkpoints (default: a tenth of the run)")
     parser.add_argument("--gif", action="store_true", help="render the trained policy to OUT/policy.gif")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--devices",
+        default="1",
+        metavar="all|N",
+        help="split the seeds over this many devices ('all', or N: the first N); --seeds must be a multiple "
+        "(default 1)",
+    )
+    parser.add_argument(
+        "--distributed",
+        action="store_true",
+        help="call jax.distributed.initialize first (one process per host, all running this command; "
+        "arguments auto-detected on Cloud TPU, SLURM and Open MPI, else give the three below); "
+        "needs --devices all",
+    )
+    parser.add_argument("--coordinator", metavar="HOST:PORT", help="with --distributed: process 0's address")
+    parser.add_argument("--num-processes", type=int, help="with --distributed: how many processes")
+    parser.add_argument("--process-id", type=int, help="with --distributed: this process's index, 0..n-1")
     return parser
 
 
@@ -122,24 +150,98 @@ def _over_seeds(fn: Callable, num_seeds: int, in_axes: tuple) -> Callable:
 
 
 @functools.lru_cache(maxsize=8)
-def compiled(algorithm: str, config: Any, num_seeds: int) -> dict[str, Any]:
+def compiled(algorithm: str, config: Any, num_seeds: int, mesh: Mesh | None = None) -> dict[str, Any]:
     """Jitted init and evaluate, and the interval compiled ahead of time (so its compile time is not
-    counted as training time)."""
+    counted as training time).
+
+    With a mesh, each function is a `shard_map` over the seed axis: every device runs, on its own seeds,
+    exactly the program a single device runs for that many seeds (all inputs and outputs lead with the seed
+    axis; the interval's start step is replicated). So a run on D devices equals, bit for bit, the
+    one-device runs of each device's group of seeds.
+    """
     program = checkpoint.agent_module(algorithm).make_program(config)
-    init = jax.jit(_over_seeds(program.init, num_seeds, (0,)))
-    template = jax.eval_shape(init, jnp.zeros((num_seeds, 2), jnp.uint32))
-    interval = jax.jit(_over_seeds(program.interval, num_seeds, (0, None)))
+    keys = jax.ShapeDtypeStruct((num_seeds, 2), jnp.uint32)
+    t0 = jax.ShapeDtypeStruct((), jnp.int32)
+    local = num_seeds if mesh is None else num_seeds // mesh.devices.size
+    init = _over_seeds(program.init, local, (0,))
+    interval = _over_seeds(program.interval, local, (0, None))
+    evaluate = _over_seeds(program.evaluate, local, (0,))
+    split: dict[str, Any] = {}
+    both: dict[str, Any] = {}
+    if mesh is not None:
+        seeds, whole = NamedSharding(mesh, P(SEED_AXIS)), NamedSharding(mesh, P())
+        # check_vma=False: the agents' programs are written for one device (e.g. a `lax.cond` whose branches
+        # differ in what depends on the seed); every output is per-seed, so no cross-device check is needed.
+        per_device = functools.partial(jax.shard_map, mesh=mesh, out_specs=P(SEED_AXIS), check_vma=False)
+        init = per_device(init, in_specs=P(SEED_AXIS))
+        interval = per_device(interval, in_specs=(P(SEED_AXIS), P()))
+        evaluate = per_device(evaluate, in_specs=P(SEED_AXIS))
+        split = {"in_shardings": seeds, "out_shardings": seeds}
+        both = {"in_shardings": (seeds, whole), "out_shardings": seeds}
+        keys = jax.ShapeDtypeStruct(keys.shape, keys.dtype, sharding=seeds)
+        t0 = jax.ShapeDtypeStruct((), jnp.int32, sharding=whole)
+    init = jax.jit(init, **split)
+    template = jax.eval_shape(init, keys)
     return {
         "program": program,
         "template": template,
         "init": init,
-        "interval": interval.lower(template, jnp.int32(0)).compile(),
-        "evaluate": jax.jit(_over_seeds(program.evaluate, num_seeds, (0,))),
+        "interval": jax.jit(interval, **both).lower(template, t0).compile(),
+        "evaluate": jax.jit(evaluate, **split),
     }
 
 
-def seed_keys(seeds: list[int]) -> jax.Array:
-    return jnp.stack([jax.random.PRNGKey(s) for s in seeds])
+def parse_devices(text: str) -> str | int:
+    """`--devices`: 'all' or a positive integer."""
+    if text.strip().lower() == "all":
+        return "all"
+    try:
+        count = int(text)
+    except ValueError:
+        raise UsageError(f"--devices must be 'all' or a positive integer, got {text!r}") from None
+    if count < 1:
+        raise UsageError(f"--devices must be 'all' or a positive integer, got {text!r}")
+    return count
+
+
+def start_distributed(args: argparse.Namespace) -> None:
+    """`jax.distributed.initialize` for --distributed (before any JAX computation)."""
+    given = {"--coordinator": args.coordinator, "--num-processes": args.num_processes}
+    given["--process-id"] = args.process_id
+    if not args.distributed:
+        named = [name for name, value in given.items() if value is not None]
+        if named:
+            raise UsageError(f"{', '.join(named)} only make sense with --distributed")
+        return
+    if args.devices.strip().lower() != "all":
+        raise UsageError("--distributed splits the seeds over every process's devices: pass --devices all")
+    try:
+        jax.distributed.initialize(
+            coordinator_address=args.coordinator, num_processes=args.num_processes, process_id=args.process_id
+        )
+    except (RuntimeError, ValueError) as error:
+        raise UsageError(f"jax.distributed.initialize failed: {error}") from None
+
+
+def make_seed_mesh(devices: str | int, num_seeds: int, distributed: bool) -> Mesh | None:
+    """The mesh the seeds are split over, or None for a single device (the plain, unsharded program)."""
+    try:
+        mesh = sharding.make_mesh(devices, SEED_AXIS, local=not distributed)
+    except ValueError as error:
+        raise UsageError(f"--devices: {error}") from None
+    if num_seeds % mesh.devices.size:
+        count = mesh.devices.size
+        raise UsageError(
+            f"--seeds {num_seeds} cannot be split evenly over {count} devices: use a multiple of {count} "
+            f"seeds or another --devices"
+        )
+    return None if mesh.devices.size == 1 and not distributed else mesh
+
+
+def seed_keys(seeds: list[int], mesh: Mesh | None = None) -> jax.Array:
+    """One PRNGKey per seed, split over the mesh's devices when there is one."""
+    keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
+    return keys if mesh is None else sharding.shard_batch(keys, mesh)
 
 
 # --- artefacts ---
@@ -257,26 +359,41 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
     after each interval (tests use it to simulate Ctrl-C)."""
     module = checkpoint.agent_module(algorithm)
     args = build_parser(algorithm, module).parse_args(argv)
+    devices = parse_devices(args.devices)
+    start_distributed(args)
+    lead = jax.process_index() == 0  # the process that writes files and prints
     out = Path(args.out)
     plan = plan_run(algorithm, module, args, out)
     config, seeds = plan.config, plan.seeds
+    mesh = make_seed_mesh(devices, len(seeds), args.distributed)
+    used = [jax.local_devices()[0]] if mesh is None else list(mesh.devices.flat)
+
+    def start_step(done: int) -> jax.Array:
+        t0 = np.int32(done * sched.steps_per_interval)
+        return jnp.int32(t0) if mesh is None else sharding.replicate(t0, mesh)
 
     compile_start = time.time()
-    parts = compiled(algorithm, config, len(seeds))
+    parts = compiled(algorithm, config, len(seeds)) if mesh is None else compiled(algorithm, config, len(seeds), mesh)
     sched = parts["program"].schedule
     if plan.meta is None:
-        state, done, rows, wall = parts["init"](seed_keys(seeds)), 0, [], 0.0
+        state, done, rows, wall = parts["init"](seed_keys(seeds, mesh)), 0, [], 0.0
     else:
         try:
             state = checkpoint.load_state(out, parts["template"], plan.meta)
         except checkpoint.CheckpointError as error:
             raise UsageError(str(error)) from None
+        if mesh is not None:
+            state = sharding.shard_batch(sharding.to_numpy(state), mesh)
         done, rows, wall = plan.meta["intervals_done"], plan.meta["rows"], plan.meta["wall_time"]
     compile_time = time.time() - compile_start
     every = args.checkpoint_every
     checkpoint_every = max(1, sched.num_intervals // 10 if every is None else round(every / sched.frames_per_interval))
 
     def save(state, done: int, final_eval: dict | None = None) -> Path:
+        state = sharding.to_numpy(state)  # gathered from every device (and process) before writing
+        path = out / checkpoint.STATE_FILE
+        if not lead:
+            return path
         meta = {
             "algorithm": algorithm,
             "env_id": config.env_id,
@@ -295,7 +412,7 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
         return path
 
     bar = None
-    if not args.no_progress:
+    if not args.no_progress and lead:
         from tqdm import tqdm
 
         name = f"{algorithm} {config.env_id.split('/')[-1]} x{len(seeds)}"
@@ -305,8 +422,8 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
     try:
         while done < sched.num_intervals:
             start = time.time()
-            next_state, metrics = parts["interval"](state, jnp.int32(done * sched.steps_per_interval))
-            metrics = jax.device_get(metrics)  # waits for the interval to finish
+            next_state, metrics = parts["interval"](state, start_step(done))
+            metrics = sharding.to_numpy(metrics)  # waits for the interval to finish
             elapsed = time.time() - start
             state, done, wall = next_state, done + 1, wall + elapsed
             for i, seed in enumerate(seeds):
@@ -336,7 +453,7 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
     if bar is not None:
         bar.close()
 
-    returns = np.asarray(jax.device_get(parts["evaluate"](state)))  # (seeds, episodes)
+    returns = sharding.to_numpy(parts["evaluate"](state))  # (seeds, episodes)
     per_seed = [float(r) for r in returns.mean(axis=1)]
     final_eval = {
         "episodes": int(returns.shape[1]),
@@ -358,10 +475,14 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
         "final_eval_return_mean": final_eval["return_mean"],
         "final_eval_return_per_seed": per_seed,
         "final_eval_episodes": final_eval["episodes"],
-        "devices": [str(d) for d in jax.devices()],
+        "num_devices": len(used),
+        "devices": [str(d) for d in used],
+        "process_count": jax.process_count(),
         "jax_version": jax.__version__,
         "checkpoint": str(policy_path),
     }
+    if not lead:
+        return summary
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     plot_learning_curve(out / "learning_curve.png", rows, f"{algorithm.upper()} on {config.env_id}")
     print(

@@ -163,3 +163,36 @@ def test_vector_env_steps_every_id(env_id):
     for _ in range(3):
         obs, reward, terminated, truncated, info = venv.step(venv.action_space.sample())
     assert reward.shape == (4,) and terminated.dtype == np.bool_ and venv.observation_space.contains(obs)
+
+
+def test_numpy_outputs_are_writable_copies():
+    """Gymnasium's own environments return writable arrays; ours are fresh copies, so writing to them never
+    reaches the environment's state (or a later result)."""
+    env, twin = gymnasium.make("maxatar/Breakout-v0").unwrapped, gymnasium.make("maxatar/Breakout-v0").unwrapped
+    obs, _ = env.reset(seed=0)
+    expected = twin.reset(seed=0)[0]
+    assert obs.flags.writeable
+    obs[...] = ~obs  # scribble
+    np.testing.assert_array_equal(np.asarray(env.func_env.env.observation(env.state)), expected)
+    for action in (1, 2, 1):
+        obs, *_ = env.step(action)
+        assert obs.flags.writeable
+        np.testing.assert_array_equal(obs, twin.step(action)[0])
+        obs[...] = True
+
+    venv = gymnasium.make_vec("maxatar/CartPole-v1", num_envs=4, autoreset_mode="same_step", max_steps=2)
+    other = gymnasium.make_vec("maxatar/CartPole-v1", num_envs=4, autoreset_mode="same_step", max_steps=2)
+    obs, _ = venv.reset(seed=1)
+    other.reset(seed=1)
+    assert obs.flags.writeable
+    obs[...] = 9.0
+    for _ in range(3):  # the second step truncates every sub-environment: final_obs is filled
+        actions = np.ones(4, np.int64)
+        results = venv.step(actions)
+        expected = other.step(actions)
+        arrays = (*results[:4], results[4]["final_obs"], results[4]["_final_obs"])
+        assert all(a.flags.writeable for a in arrays)
+        jax.tree.map(np.testing.assert_array_equal, results, expected)
+        for a in arrays:
+            a[...] = 1
+    jax.tree.map(np.testing.assert_array_equal, jax.device_get(venv.state), jax.device_get(other.state))

@@ -51,6 +51,7 @@ def test_sb3_ppo_on_vec_env_adapter():
         venv.step_async(np.ones(8, np.int64))
         obs, reward, dones, infos = venv.step_wait()
         assert obs.shape == (8, 4) and reward.dtype == np.float32 and len(infos) == 8
+        assert obs.flags.writeable  # SB3 warns about read-only observations; ours are writable copies
         for done, info, o in zip(dones, infos, obs, strict=True):
             assert done == ("terminal_observation" in info)
             if done:
@@ -89,6 +90,7 @@ def test_cleanrl_style_loop_stores_only_real_transitions(mode):
     for _ in range(120):
         actions = rng.integers(0, 2, 16)
         next_obs, rewards, terminations, truncations, infos = envs.step(actions)
+        assert next_obs.flags.writeable and rewards.flags.writeable
         real_next_obs = next_obs.copy()
         if mode == AutoresetMode.SAME_STEP:
             finished = infos["_final_obs"]

@@ -1,0 +1,141 @@
+"""Steps/s against the number of devices, with the batch split over a 1-D mesh (`maxatar.sharding`).
+
+Each device count runs in its own Python process with `XLA_FLAGS=--xla_force_host_platform_device_count=K`,
+so on a machine without accelerators the "devices" are virtual CPU devices sharing the same cores. Each
+virtual device runs its slice on its own thread, so the split can at most put the idle physical cores to work
+(on 2 cores: up to about 2x, nothing beyond 2 devices), and on a loaded machine not even that. What this
+exercises is the code path: the sharded jitted step, partitioned by XLA, timed the same way at every device
+count. On
+several GPUs or a TPU slice run it with `--real` (no forced CPU devices) and `--devices 1 2 4 8`.
+
+    python -m benchmarks.scaling                                    # 1, 2, 4 forced CPU devices, N = 4096
+    python -m benchmarks.scaling --envs CartPole-v1 --devices 1 2 --n 1024 --repeats 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def measure(env_id: str, n: int, devices: int, steps: int, repeats: int) -> dict:
+    """In this process: `steps` auto-resetting steps of `n` environments split over `devices` devices, inside
+    one jitted scan (the pure sharded path), `repeats` times; steps/s of each repeat."""
+    import jax
+    import jax.numpy as jnp
+
+    import maxatar
+    from maxatar import sharding
+
+    env, params = maxatar.make(env_id)
+    mesh = sharding.make_mesh(devices)
+    params = sharding.replicate(params, mesh)
+    stepper = maxatar.AutoReset(env)
+
+    @jax.jit
+    def rollout(keys, state, params):
+        def body(state, t):
+            step_keys = jax.vmap(jax.random.fold_in, in_axes=(0, None))(keys, t)
+            actions = jax.vmap(lambda k: jax.random.randint(k, (), 0, env.num_actions))(step_keys)
+            _, state, reward, *_ = jax.vmap(stepper.step, in_axes=(0, 0, 0, None))(step_keys, state, actions, params)
+            return state, reward.sum()
+
+        return jax.lax.scan(body, state, jnp.arange(steps))
+
+    keys = sharding.shard_batch(jax.random.split(jax.random.key(0), n), mesh)
+    _, state = sharding.reset(env, keys, params)
+    start = time.perf_counter()
+    jax.block_until_ready(rollout(keys, state, params))
+    compile_s = time.perf_counter() - start
+    runs = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        state, rewards = jax.block_until_ready(rollout(keys, state, params))
+        runs.append(n * steps / (time.perf_counter() - start))
+    shards = {shard.data.shape[0] for shard in jax.tree.leaves(state)[0].addressable_shards}
+    return {
+        "env": env_id,
+        "n": n,
+        "devices": devices,
+        "per_device": sorted(shards),
+        "runs": runs,
+        "compile_s": compile_s,
+    }
+
+
+def child(env_id: str, n: int, devices: int, steps: int, repeats: int, real: bool) -> dict:
+    env = dict(os.environ)
+    if not real:
+        env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={devices}".strip()
+        env["JAX_PLATFORMS"] = "cpu"
+    code = (
+        "import json, benchmarks.scaling as s; "
+        f"print(json.dumps(s.measure({env_id!r}, {n}, {devices}, {steps}, {repeats})))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"{env_id} on {devices} device(s) failed:\n{result.stderr[-3000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def machine() -> str:
+    model = platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo") as file:
+            model = next(line.split(":", 1)[1].strip() for line in file if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{model}, {os.cpu_count()} cores, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--envs", nargs="+", default=["CartPole-v1", "Breakout-v0"])
+    parser.add_argument("--devices", nargs="+", type=int, default=[1, 2, 4])
+    parser.add_argument("--n", type=int, default=4096, help="environments (a multiple of every device count)")
+    parser.add_argument("--steps", type=int, default=200, help="steps per timed scan")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--real", action="store_true", help="use the real devices instead of forced CPU devices")
+    args = parser.parse_args(argv)
+    for count in args.devices:
+        if count < 1 or args.n % count:
+            parser.error(f"--n {args.n} must split evenly over every device count (got {count})")
+
+    print(f"# Scaling over devices: N = {args.n}, {args.steps} steps per scan, median of {args.repeats}")
+    print(f"machine: {machine()} (at start)")
+    kind = "real devices" if args.real else "virtual CPU devices (XLA_FLAGS=--xla_force_host_platform_device_count)"
+    print(f"devices: {kind}\n")
+    print("| env | devices | envs per device | steps/s (median) | min-max | x 1 device | compile s |")
+    print("|---|---|---|---|---|---|---|")
+    for env_id in args.envs:
+        base = None
+        for count in args.devices:
+            row = child(env_id, args.n, count, args.steps, args.repeats, args.real)
+            median = statistics.median(row["runs"])
+            base = median if base is None else base
+            print(
+                f"| {env_id} | {count} | {row['per_device'][0]} | {median / 1e6:.3f}M | "
+                f"{min(row['runs']) / 1e6:.3f}M-{max(row['runs']) / 1e6:.3f}M | {median / base:.2f}x | "
+                f"{row['compile_s']:.1f} |",
+                flush=True,
+            )
+    print(f"\nmachine: {machine()} (at end)")
+    if not args.real:
+        print(
+            f"Note: forced CPU devices share this machine's {os.cpu_count()} physical cores (one thread per "
+            "virtual device): splitting can at best occupy idle cores, never add compute, and other jobs' load "
+            "changes the picture between runs. The table checks the sharded path, it is not a GPU/TPU speed-up."
+        )
+
+
+if __name__ == "__main__":
+    main()
