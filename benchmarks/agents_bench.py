@@ -8,9 +8,9 @@
   (c) `fast`: wall time for DQN's `fast` preset to reach a mean return of 10 over the last 100 training
       episodes on Breakout.
 
-    python benchmarks/agents_bench.py cartpole --seeds 4
-    python benchmarks/agents_bench.py throughput --frames 20000 --reference MinAtar/examples/dqn.py
-    python benchmarks/agents_bench.py fast --target 10 --max-frames 3000000
+    python -m benchmarks.agents_bench cartpole --seeds 4
+    python -m benchmarks.agents_bench throughput --frames 20000 --reference MinAtar/examples/dqn.py
+    python -m benchmarks.agents_bench fast --target 10 --max-frames 3000000
 
 Times exclude compilation, which is reported separately. Every figure depends on the machine and on what
 else runs on it; the script prints the CPU count and load average beside the numbers.
