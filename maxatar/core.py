@@ -64,6 +64,66 @@ class Draws:
     game: Any
 
 
+_THREEFRY_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def _threefry2x32(k0, k1, x0, x1):
+    """Threefry-2x32, 20 rounds (Salmon et al. 2011; the parameters JAX uses), written out round by round."""
+    keys = (k0, k1, k0 ^ k1 ^ np.uint32(0x1BD11BDA))
+    x0, x1 = x0 + keys[0], x1 + keys[1]
+    for block in range(5):
+        for r in _THREEFRY_ROTATIONS[block % 2]:
+            x0 = x0 + x1
+            x1 = ((x1 << np.uint32(r)) | (x1 >> np.uint32(32 - r))) ^ x0
+        x0 = x0 + keys[(block + 1) % 3]
+        x1 = x1 + keys[(block + 2) % 3] + np.uint32(block + 1)
+    return x0, x1
+
+
+def _raw_threefry_key(key) -> jax.Array | None:
+    """The (2,) uint32 data of a single threefry key, or None if `key` is of another kind or configuration."""
+    if not jax.config.jax_threefry_partitionable:
+        return None
+    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+        if key.shape != () or str(jax.random.key_impl(key)) != "threefry2x32":
+            return None
+        return jax.random.key_data(key)
+    if key.shape != (2,) or key.dtype != jnp.uint32 or jax.config.jax_default_prng_impl != "threefry2x32":
+        return None
+    return key
+
+
+def materialize(x: jax.Array) -> jax.Array:
+    """x itself, computed once. XLA's CPU backend copies elementwise chains into every consumer fusion (and
+    drops optimization barriers before fusing); for a value read by many fusions (a step's uniforms, the
+    terminal flag that the reset select of every state field reads) that multiplies the work. A running max
+    over (lowest value, x) is a reduce-window, which is not fused into its consumers, so x is materialized."""
+    dtype = jnp.dtype(jnp.uint8 if x.dtype == jnp.bool_ else x.dtype)
+    lowest = jnp.iinfo(dtype).min if jnp.issubdtype(dtype, jnp.integer) else -jnp.inf
+    pair = jnp.stack([jnp.full(x.shape, lowest, dtype), x.astype(dtype)])
+    return jax.lax.cummax(pair, axis=0)[1].astype(x.dtype)
+
+
+def uniform(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+    """float32 uniforms in [0, 1): bit for bit `jax.random.uniform(key, shape)`, only faster on CPU.
+
+    JAX lowers the threefry hash on CPU as a rolled loop of five rounds, each a few small kernels with copies
+    in between; written out in plain `jnp` (the same counters, rounds and mantissa trick as JAX's partitionable
+    threefry), XLA fuses the whole hash into one elementwise loop, which halves the cost of a step's draws.
+    Keys of another PRNG implementation, or a JAX configured without partitionable threefry, fall back to
+    `jax.random.uniform` itself. `tests/test_random.py` proves the equality over many keys and shapes."""
+    shape = tuple(int(d) for d in shape)
+    size = int(np.prod(shape, dtype=np.int64))
+    raw = _raw_threefry_key(key)
+    if raw is None or size >= 2**32:
+        return jax.random.uniform(key, shape)
+    counter = jax.lax.iota(jnp.uint32, size).reshape(shape)
+    b0, b1 = _threefry2x32(raw[0], raw[1], jnp.zeros(shape, jnp.uint32), counter)
+    mantissa = ((b0 ^ b1) >> np.uint32(9)) | np.uint32(0x3F800000)
+    # Materialized: otherwise XLA would recompute the whole hash inside every fusion that reads a uniform.
+    return jax.lax.bitcast_convert_type(materialize(mantissa), jnp.float32) - np.float32(1.0)
+
+
 def tree_select(pred, on_true, on_false):
     """Branch-free select between two pytrees of identical structure (cheap under vmap)."""
     return jax.tree.map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)
@@ -189,7 +249,7 @@ class Environment:
     # --- the functional API ---
 
     def sample_reset_draws(self, key: jax.Array, params: EnvParams) -> Any:
-        return self.reset_draws(jax.random.uniform(key, (self.num_reset_uniforms,)), params)
+        return self.reset_draws(uniform(key, (self.num_reset_uniforms,)), params)
 
     def reset_from_draws(self, draws: Any, params: EnvParams) -> tuple[jax.Array, EnvState]:
         state = EnvState(
@@ -214,7 +274,7 @@ class Environment:
 
     def sample_draws(self, key: jax.Array, state: EnvState, params: EnvParams | None = None) -> Draws:
         params = self.default_params() if params is None else params
-        return self.draws_from_uniforms(jax.random.uniform(key, (self.num_draws,)), state, params)
+        return self.draws_from_uniforms(uniform(key, (self.num_draws,)), state, params)
 
     def transition(self, state: EnvState, action, draws: Draws, params: EnvParams | None = None):
         """Deterministic step: (obs, state, reward, terminated, truncated, info).
@@ -297,7 +357,7 @@ class AutoReset:
     def step(self, key, state, action, params=None):
         env = self.env
         params = env.default_params() if params is None else params
-        return self.step_from_uniforms(jax.random.uniform(key, (self.num_uniforms,)), state, action, params)
+        return self.step_from_uniforms(uniform(key, (self.num_uniforms,)), state, action, params)
 
     def step_from_uniforms(self, uniforms, state, action, params):
         env = self.env

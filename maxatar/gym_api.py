@@ -25,7 +25,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from jax.sharding import Mesh
 
-from maxatar.core import Environment, EnvParams, EnvState, pytree_dataclass
+from maxatar.core import Environment, EnvParams, EnvState, pytree_dataclass, uniform
 from maxatar.registry import make, registered_ids
 from maxatar.sharding import batch_sharding, check_divisible, make_mesh, replicated, to_numpy
 
@@ -431,8 +431,9 @@ def _vector_step(spec: _VectorSpec, key, state, pending, actions, params):
     env, num_draws = spec.env, spec.env.num_draws
     key, sub = jax.random.split(key)
     key = _whole(spec, key)
-    # Partitionable threefry (JAX's default): each device draws its own rows, the same values as unsplit.
-    uniforms = _split(spec, jax.random.uniform(sub, (spec.num_envs, num_draws + env.num_reset_uniforms)))
+    # `uniform` gives jax.random.uniform's bits (partitionable threefry: the same values however the rows are
+    # split over devices), written out so that XLA fuses the hash on CPU.
+    uniforms = _split(spec, uniform(sub, (spec.num_envs, num_draws + env.num_reset_uniforms)))
     draws = jax.vmap(env.draws_from_uniforms, in_axes=(0, 0, None))(uniforms[:, :num_draws], state, params)
     transition = jax.vmap(env.transition, in_axes=(0, 0, 0, None))
     obs, stepped, reward, terminated, truncated, _ = transition(state, actions, draws, params)

@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from maxatar.core import AutoReset, uniform_to_int
+from maxatar.core import AutoReset, uniform, uniform_to_int
 from maxatar_agents.common import Program, env_from_config, schedule, tie_to_seed
 from maxatar_agents.evaluation import EpisodeStats, episode_stats_init, episode_stats_update, evaluate, recent_return
 from maxatar_agents.networks import make_network
@@ -245,7 +245,7 @@ def make_program(config: Config) -> Program:
         """One vector step at global step `t` (unbatched, so `lax.cond` on it stays a branch under vmap)."""
         # One draw covers the step's randomness: explore-or-not, the random action, the environments'.
         key, step_key, update_key = jax.random.split(state.key, 3)
-        uniforms = jax.random.uniform(step_key, (config.num_envs, 2 + stepper.num_uniforms))
+        uniforms = uniform(step_key, (config.num_envs, 2 + stepper.num_uniforms))
         greedy = network.apply(state.params, state.obs).argmax(axis=-1)
         random_action = uniform_to_int(uniforms[:, 1], 0, env.num_actions)
         action = jnp.where(uniforms[:, 0] < epsilon(t), random_action, greedy).astype(jnp.int32)

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from maxatar.core import Environment, EnvParams
+from maxatar.core import Environment, EnvParams, uniform
 
 RECENT = 100  # "recent return" = mean undiscounted return of the last 100 finished training episodes
 
@@ -88,7 +88,7 @@ def evaluate(
         t, obs, state, returns, done, key = carry
         key, env_key = jax.random.split(key)
         action = act(obs)
-        uniforms = jax.random.uniform(env_key, (num_episodes, env.num_draws))
+        uniforms = uniform(env_key, (num_episodes, env.num_draws))
         obs, state, reward, terminated, truncated, _ = step(
             state, action, draws(uniforms, state, env_params), env_params
         )

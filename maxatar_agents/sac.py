@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from maxatar.core import AutoReset, uniform_to_int
+from maxatar.core import AutoReset, uniform, uniform_to_int
 from maxatar_agents.common import Program, env_from_config, schedule, tie_to_seed
 from maxatar_agents.evaluation import EpisodeStats, episode_stats_init, episode_stats_update, evaluate, recent_return
 from maxatar_agents.networks import make_network
@@ -244,7 +244,7 @@ def make_program(config: Config) -> Program:
     def env_step(state: TrainState, t: jax.Array):
         """One vector step at global step `t` (unbatched, so `lax.cond` on it stays a branch under vmap)."""
         key, step_key, update_key = jax.random.split(state.key, 3)
-        uniforms = jax.random.uniform(step_key, (config.num_envs, 2 + stepper.num_uniforms))
+        uniforms = uniform(step_key, (config.num_envs, 2 + stepper.num_uniforms))
         probs, _ = policy(state.actor_params, state.obs)
         # Sample from the policy by inverting its CDF with one uniform; uniformly random before learning.
         sampled = jnp.sum(uniforms[:, :1] > jnp.cumsum(probs, axis=-1)[:, :-1], axis=-1)

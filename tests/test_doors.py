@@ -1,5 +1,6 @@
 """Doors against an independent plain-Python model of the rules in DESIGN.md."""
 
+import dataclasses
 import math
 from collections import deque
 
@@ -166,3 +167,40 @@ def test_size_and_door_count_are_configurable():
         maxatar.make("Doors-v0", num_doors=0)
     with pytest.raises(ValueError, match="size"):
         maxatar.make("Doors-v0", size=2)
+
+
+def test_random_door_subset_equals_double_argsort_and_is_uniform():
+    """The pairwise rank picks the columns a stable double argsort picks (ties included), and every 3-subset of
+    the 15 columns comes out equally often."""
+    rng = np.random.default_rng(0)
+    coarse = rng.integers(0, 4, (2000, 2 + SIZE)).astype(np.float32) / 4  # many ties
+    fine = rng.random((2000, 2 + SIZE), dtype=np.float32)
+    params = PARAMS.replace(random_doors=True)
+    pick = jax.jit(jax.vmap(lambda u: ENV.reset_draws(u, params)["doors"]))
+    for uniforms in (coarse, fine):
+        expected = np.argsort(np.argsort(uniforms[:, 2:], kind="stable"), kind="stable") < 3
+        np.testing.assert_array_equal(np.asarray(pick(jnp.asarray(uniforms))), expected)
+
+    keys = jax.random.split(jax.random.key(5), 45_500)  # 100 per subset
+    _, state = jax.jit(jax.vmap(ENV.reset, in_axes=(0, None)))(keys, params)
+    doors = np.asarray(state.game.doors)
+    assert (doors.sum(1) == 3).all()
+    codes = (doors * (1 << np.arange(SIZE))).sum(1)
+    counts = np.unique(codes, return_counts=True)[1]
+    assert len(counts) == math.comb(SIZE, 3) == 455
+    chi2 = ((counts - 100) ** 2 / 100).sum()
+    assert chi2 < 600, chi2  # 454 degrees of freedom: mean 454, sd 30
+
+
+def test_observation_codes():
+    """Wall row with open doors, goal and agent cells, the agent drawn over the goal when they meet."""
+    draws = {"agent_col": jnp.int32(4), "goal_col": jnp.int32(9), "doors": ENV.default_doors()}
+    state = ENV.init(draws, PARAMS)
+    grid = np.asarray(ENV.game_observation(state)).reshape(SIZE, SIZE)
+    expected = np.zeros((SIZE, SIZE), np.int8)
+    expected[7] = np.where(np.isin(np.arange(SIZE), [0, 5, 10]), 0, 2)
+    expected[0, 9], expected[SIZE - 1, 4] = 3, 1
+    np.testing.assert_array_equal(grid, expected)
+    same = dataclasses.replace(state, agent=state.goal)
+    grid = np.asarray(ENV.game_observation(same)).reshape(SIZE, SIZE)
+    assert grid[0, 9] == 1 and (grid == 3).sum() == 0

@@ -69,14 +69,18 @@ class Freeway(Environment):
     minimal_action_set = (0, 2, 4)
     obs_shape = (10, 10, 7)
     obs_dtype = jnp.bool_
-    num_reset_uniforms = 2 * NUM_CARS
-    num_step_uniforms = 2 * NUM_CARS
+    num_reset_uniforms = NUM_CARS
+    num_step_uniforms = NUM_CARS
 
     def reset_draws(self, uniforms: jax.Array, params) -> FreewayDraws:
-        return FreewayDraws(
-            speeds=uniform_to_int(uniforms[:NUM_CARS], 1, 6).astype(jnp.int8),
-            directions=uniforms[NUM_CARS : 2 * NUM_CARS].astype(jnp.float32),
-        )
+        """One uniform per car gives both of its variates: the uniform itself is the direction draw, and its
+        bits below the top one (the fractional part of 2u, exact in float32) give the speed. The game reads
+        the direction only through sign(u - 0.5), that is the top bit (or u == 0.5 exactly, where the signed
+        speed is 0 whatever the speed), so speed and sign are independent, each with the reference's
+        distribution (up to the 2**-22 grain of a float32 uniform), for half the hashing of two uniforms."""
+        u = uniforms.astype(jnp.float32)
+        low = 2 * u - (u >= 0.5).astype(jnp.float32)
+        return FreewayDraws(speeds=uniform_to_int(low, 1, 6).astype(jnp.int8), directions=u)
 
     def step_draws(self, uniforms: jax.Array, game: FreewayState, params) -> FreewayDraws:
         # Always produced; the game consumes them only on a step where the chicken reaches row 0.
