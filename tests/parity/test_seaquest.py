@@ -576,7 +576,9 @@ def start_states(draw):
         divers_on_board=draw(st.integers(-3, 6)),
         shot_timer=draw(st.integers(len(friendly) // 2, 5)),  # two live shots: the gun fired < 5 steps ago
         spawn=(spawn_speed, draw(st.integers(0, spawn_speed))),
-        d_spawn_timer=draw(st.integers(0, 30)),
+        # Divers spawn every 30 steps and leave the board 59 steps later, so two divers on board are 30 steps
+        # apart and the older one is gone before the next spawn: never two divers and a spawn due.
+        d_spawn_timer=draw(st.integers(1 if len(divers) == 2 else 0, 30)),
         move_speed=move_speed,
         ramp_index=draw(st.integers(0, 19)),
         e_subs=[(x, y, lr[y], m, s) for x, y, m, s in subs],
