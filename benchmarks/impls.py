@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import maxatar
-from maxatar.core import AutoReset
+from maxatar.core import AutoReset, uniform
 
 # MaxAtar game name -> (gymnax id, pgx module, pgx class, minatar module)
 MINATAR_GAMES = {
@@ -96,7 +96,7 @@ def maxatar_impls(env_id: str) -> list[JaxImpl]:
         return state, obs, reward, terminated | truncated
 
     def step_uniform(key, state, actions, params):
-        uniforms = jax.random.uniform(key, (actions.shape[0], auto.num_uniforms))
+        uniforms = uniform(key, (actions.shape[0], auto.num_uniforms))  # = jax.random.uniform, bit for bit
         out = jax.vmap(auto.step_from_uniforms, in_axes=(0, 0, 0, None))(uniforms, state, actions, params)
         obs, state, reward, terminated, truncated, _ = out
         return state, obs, reward, terminated | truncated

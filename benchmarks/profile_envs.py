@@ -11,7 +11,8 @@ between phases are the cost of that part (medians of interleaved repeats, in ns 
   game_step   only the game's step_draws + game_step on the game state (no sticky action, no freeze, no obs)
   game+obs    game_step plus game_observation of the new state (minus game_step: the observation's cost)
   uniforms    only the batched uniform draw of AutoReset.num_uniforms per environment
-  full_tf     `full` with the uniforms from `unrolled_uniform` (bit-identical to jax.random.uniform, see there)
+  full_jaxrng `full` with the uniforms from `jax.random.uniform` (the same bits as `maxatar.core.uniform`,
+              which every phase above uses, through JAX's own rolled-loop threefry lowering)
   ceiling     the do-nothing environment (no keys, same observation)
 
 With `--hlo DIR` it also writes the optimized HLO of the full step and counts its expensive ops (sort,
@@ -22,52 +23,17 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 import re
 import statistics
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 import maxatar
 from benchmarks.harness import JaxRunner, make_rollout
 from benchmarks.impls import JaxImpl, ceiling_impl, short_id
-from maxatar.core import AutoReset
-
-ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
-
-
-def _threefry2x32(k0, k1, x0, x1):
-    """Threefry-2x32 with 20 rounds (Salmon et al. 2011, the Random123 reference parameters), unrolled."""
-    keys = (k0, k1, k0 ^ k1 ^ np.uint32(0x1BD11BDA))
-    x0, x1 = x0 + keys[0], x1 + keys[1]
-    for block in range(5):
-        for r in ROTATIONS[block % 2]:
-            x0 = x0 + x1
-            x1 = ((x1 << np.uint32(r)) | (x1 >> np.uint32(32 - r))) ^ x0
-        x0 = x0 + keys[(block + 1) % 3]
-        x1 = x1 + keys[(block + 2) % 3] + np.uint32(block + 1)
-    return x0, x1
-
-
-def unrolled_uniform(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
-    """The same float32 uniforms as `jax.random.uniform(key, shape)` (default threefry, partitionable, raw
-    uint32 key, fewer than 2**32 values), computed in plain jnp. JAX lowers threefry on CPU as a rolled
-    `fori_loop` of five rounds, each round several small kernels with copies in between; written out like
-    this XLA fuses the whole hash into one elementwise loop. A measurement aid for the profiling notes."""
-    counter = jnp.arange(math.prod(shape), dtype=jnp.uint32).reshape(shape)
-    b0, b1 = _threefry2x32(key[0], key[1], jnp.zeros(shape, jnp.uint32), counter)
-    mantissa = ((b0 ^ b1) >> np.uint32(9)) | np.uint32(0x3F800000)
-    return jax.lax.bitcast_convert_type(mantissa, jnp.float32) - 1.0
-
-
-def check_unrolled_uniform() -> None:
-    key = jax.random.PRNGKey(1234)
-    for shape in [(5,), (64, 7), (1024, 33)]:
-        if not bool(jnp.all(jax.jit(unrolled_uniform, static_argnums=1)(key, shape) == jax.random.uniform(key, shape))):
-            raise AssertionError(f"unrolled_uniform differs from jax.random.uniform for shape {shape}")
+from maxatar.core import AutoReset, uniform
 
 
 def phase_impls(env_id: str) -> list[JaxImpl]:
@@ -81,7 +47,7 @@ def phase_impls(env_id: str) -> list[JaxImpl]:
         return state, obs
 
     def uniforms(key, n, count):
-        return jax.random.uniform(key, (n, count))
+        return uniform(key, (n, count))
 
     def full(key, state, actions, params):
         u = uniforms(key, actions.shape[0], auto.num_uniforms)
@@ -90,8 +56,8 @@ def phase_impls(env_id: str) -> list[JaxImpl]:
         )
         return state, obs, reward, term | trunc
 
-    def full_tf(key, state, actions, params):
-        u = unrolled_uniform(key, (actions.shape[0], auto.num_uniforms))
+    def full_jaxrng(key, state, actions, params):
+        u = jax.random.uniform(key, (actions.shape[0], auto.num_uniforms))  # the same bits, JAX's lowering
         obs, state, reward, term, trunc, _ = jax.vmap(auto.step_from_uniforms, in_axes=(0, 0, 0, None))(
             u, state, actions, params
         )
@@ -135,7 +101,7 @@ def phase_impls(env_id: str) -> list[JaxImpl]:
         "game_step": game_step,
         "game+obs": game_step_obs,
         "uniforms": draws_only,
-        "full_tf": full_tf,
+        "full_jaxrng": full_jaxrng,
     }
     impls = [JaxImpl(name, "maxatar", n_actions, False, reset, step, params=params) for name, step in phases.items()]
     ceiling = ceiling_impl(env.obs_shape, env.obs_dtype, False, n_actions)
@@ -166,7 +132,6 @@ def main(argv=None) -> None:
     parser.add_argument("--traced-params", action="store_true", help="params as a jit argument, not constants")
     parser.add_argument("--hlo", type=Path, help="write optimized HLO of the full step here and count ops")
     args = parser.parse_args(argv)
-    check_unrolled_uniform()
 
     for env_id in args.envs:
         env_id = env_id if env_id.startswith("maxatar/") else f"maxatar/{env_id}"

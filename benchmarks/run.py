@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import platform
+import shutil
 import sys
 import time
 from importlib import metadata
@@ -49,6 +51,22 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--no-gym", action="store_true", help="skip the Gymnasium make_vec comparison")
     parser.add_argument("--quick", action="store_true", help=f"a short smoke run: {QUICK}, envs {QUICK_ENVS}")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="output directory")
+    parser.add_argument(
+        "--readme", type=Path, help="rewrite this file's performance section (between the benchmark markers)"
+    )
+    parser.add_argument(
+        "--from-results",
+        action="store_true",
+        help="measure nothing: rebuild the tables, plot and --readme section from the files in --out",
+    )
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        action="append",
+        default=[],
+        help="with --from-results: take the environments measured in this other --out directory from there",
+    )
+    parser.add_argument("--note", action="append", default=[], help="a line to add to the README section's notes")
     args = parser.parse_args(argv)
     if args.quick:  # quick values replace the defaults; flags given explicitly still win
         parser.set_defaults(**QUICK, envs=QUICK_ENVS)
@@ -193,14 +211,87 @@ def machine_note() -> str:
     )
 
 
+def write_readme(args, rows, gym_rows, meta) -> None:
+    # The plot goes beside the README's other pictures (docs/), since benchmarks/results/ is not committed.
+    docs = args.readme.resolve().parent / "docs"
+    docs.mkdir(exist_ok=True)
+    shutil.copyfile(args.out / "throughput.png", docs / "benchmark_throughput.png")
+    plot_path = "docs/benchmark_throughput.png"
+    meta = {**meta, "notes": list(dict.fromkeys(meta.get("notes", []) + args.note))}
+    report.replace_readme_section(args.readme, report.readme_section(rows, gym_rows, meta, plot_path))
+    log(f"rewrote the performance section of {args.readme}")
+
+
+def load_results(out: Path) -> tuple[list[dict], list[dict], dict, str, list[str]]:
+    """The rows, Gymnasium-path rows, meta.json, the header of results.md and its skip lines, from `out`."""
+    rows = report.read_csv(out / "throughput.csv")
+    gym_csv = out / "gym_path.csv"
+    gym_rows = report.read_csv(gym_csv) if gym_csv.exists() else []
+    meta = json.loads((out / "meta.json").read_text())
+    text = (out / "results.md").read_text()
+    header = text.split("\n## ", 1)[0].rstrip()
+    skipped = text.split("## Skipped\n\n", 1)[1].strip().splitlines() if "## Skipped\n\n" in text else []
+    return rows, gym_rows, meta, header, [line.removeprefix("- ") for line in skipped]
+
+
+def results_markdown(header: str, rows: list[dict], gym_rows: list[dict], notes: list[str]) -> str:
+    sections = [header]
+    for env in dict.fromkeys(r["env"] for r in rows):
+        sections += [f"## {env}", report.throughput_table(rows, env)]
+    if gym_rows:
+        sections += ["## Gymnasium path (make_vec stepped from Python)", report.gym_table(gym_rows)]
+    if notes:
+        sections += ["## Skipped", "\n".join(f"- {n}" for n in notes)]
+    return "\n\n".join(sections) + "\n"
+
+
+def rebuild(args) -> None:
+    """--from-results: tables, plot and README section again from the files in --out; with --merge, the
+    environments measured in another run's directory replace theirs (the note says so)."""
+    rows, gym_rows, meta, header, skipped = load_results(args.out)
+    order = list(dict.fromkeys(r["env"] for r in rows))  # keep the first run's order of environments
+    for other in args.merge:
+        o_rows, o_gym, o_meta, _, o_skipped = load_results(other)
+        envs = {r["env"] for r in o_rows}
+        rows = [r for r in rows if r["env"] not in envs] + o_rows
+        gym_rows = [r for r in gym_rows if r["env"] not in envs] + o_gym
+        skipped = [line for line in skipped if not any(line.startswith(f"maxatar/{e}:") for e in envs)] + o_skipped
+        note = (
+            f"{', '.join(sorted(envs))} re-measured on the same machine by `{o_meta['command']}` (started "
+            f"{o_meta['started']}, load at start {o_meta['machine'].rsplit('load average (1/5/15 min) ', 1)[-1]}); "
+            "these rows replace the first run's."
+        )
+        meta.setdefault("notes", []).append(note)
+        header += "\n\n" + note
+    meta["notes"] = list(dict.fromkeys(meta.get("notes", []) + args.note))  # kept for later rebuilds
+    order += [e for e in dict.fromkeys(r["env"] for r in rows) if e not in order]
+    rows.sort(key=lambda r: order.index(r["env"]))
+    gym_rows.sort(key=lambda r: order.index(r["env"]))
+    report.derive(rows)
+    (args.out / "results.md").write_text(results_markdown(header, rows, gym_rows, skipped))
+    report.write_csv(args.out / "throughput.csv", rows, report.THROUGHPUT_COLUMNS)
+    if gym_rows:
+        report.write_csv(args.out / "gym_path.csv", gym_rows, report.GYM_COLUMNS)
+    (args.out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+    report.plot(rows, args.out / "throughput.png")
+    if args.readme:
+        write_readme(args, rows, gym_rows, meta)
+
+
 def main(argv=None) -> None:
     args = parse_args(argv)
+    if args.from_results:
+        rebuild(args)
+        return
     args.out.mkdir(parents=True, exist_ok=True)
     started = datetime.datetime.now().isoformat(timespec="seconds")
     machine_before = machine_note()
     log(f"{started}  {machine_before}")
     log(f"envs {args.envs}, sizes {args.sizes}, repeats {args.repeats}, steps {args.steps}, min-time {args.min_time}")
 
+    # Warm-up: the first compilation in a process pays one-time costs (LLVM, JAX's caches); compile a small
+    # rollout first, so that they are not charged to whichever implementation comes first.
+    JaxRunner(ceiling_impl((4,), "float32", True, 2), 2, 4).close()
     rows, notes, gym_rows = [], [], []
     clock = time.perf_counter()
     for env_id in args.envs:
@@ -234,21 +325,28 @@ def main(argv=None) -> None:
         "fastest peer's own ns/step over ours (own = total minus the harness ceiling of the same key mode "
         "and observation). See benchmarks/README.md.",
     ]
-    for env in dict.fromkeys(r["env"] for r in rows):
-        sections += [f"## {env}", report.throughput_table(rows, env)]
-    if gym_rows:
-        sections += ["## Gymnasium path (make_vec stepped from Python)", report.gym_table(gym_rows)]
-    if notes:
-        sections += ["## Skipped", "\n".join(f"- {n}" for n in notes)]
-    text = "\n\n".join(sections) + "\n"
-
+    text = results_markdown("\n\n".join(sections), rows, gym_rows, notes)
     (args.out / "results.md").write_text(text)
+    meta = {
+        "command": command,
+        "started": started,
+        "minutes": elapsed / 60,
+        "machine": machine_before,
+        "load_end": " / ".join(f"{x:.1f}" for x in os.getloadavg()),
+        "repeats": args.repeats,
+        "sizes": args.sizes,
+        "out": str(args.out),
+        "notes": args.note,
+    }
+    (args.out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     report.write_csv(args.out / "throughput.csv", rows, report.THROUGHPUT_COLUMNS)
     if gym_rows:
         report.write_csv(args.out / "gym_path.csv", gym_rows, report.GYM_COLUMNS)
     report.plot(rows, args.out / "throughput.png")
     log("\n" + text)
-    log(f"wrote {args.out / 'results.md'}, throughput.csv, gym_path.csv, throughput.png")
+    log(f"wrote {args.out / 'results.md'}, throughput.csv, gym_path.csv, throughput.png, meta.json")
+    if args.readme:
+        write_readme(args, rows, gym_rows, meta)
 
 
 if __name__ == "__main__":
