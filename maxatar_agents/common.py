@@ -53,6 +53,17 @@ class Program(NamedTuple):
     schedule: Schedule
 
 
+def run_whole(program: Program, key: jax.Array) -> tuple[Any, dict[str, jax.Array]]:
+    """The whole run as one pure function: `init`, then every logging interval under `lax.scan`. Returns the
+    final state and the metrics stacked over intervals (the body of each agent's `make_train`)."""
+
+    def one_interval(state, i):
+        return program.interval(state, i * program.schedule.steps_per_interval)
+
+    intervals = jnp.arange(program.schedule.num_intervals, dtype=jnp.int32)
+    return jax.lax.scan(one_interval, program.init(key), intervals)
+
+
 def env_from_config(config: Any) -> tuple[Environment, EnvParams]:
     """`maxatar.make(config.env_id)` with the config's sticky-action and ramping choices (None = default)."""
     overrides = {}

@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import optax
 
 from maxatar.core import AutoReset, uniform, uniform_to_int
-from maxatar_agents.common import Program, env_from_config, schedule, tie_to_seed
+from maxatar_agents.common import Program, env_from_config, run_whole, schedule, tie_to_seed
 from maxatar_agents.evaluation import EpisodeStats, episode_stats_init, episode_stats_update, evaluate, recent_return
 from maxatar_agents.networks import make_network
 
@@ -332,12 +332,7 @@ def make_train(config: Config):
     program = make_program(config)
 
     def train(key: jax.Array) -> TrainResult:
-        def one_interval(state, i):
-            return program.interval(state, i * program.schedule.steps_per_interval)
-
-        state = program.init(key)
-        intervals = jnp.arange(program.schedule.num_intervals, dtype=jnp.int32)
-        state, metrics = jax.lax.scan(one_interval, state, intervals)
+        state, metrics = run_whole(program, key)
         return TrainResult(state, metrics, program.evaluate(state))
 
     return train
