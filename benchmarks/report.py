@@ -228,6 +228,14 @@ TRIED = [
     "CartPole: own time is mostly the 5 uniforms (sticky + 4 reset) and sin/cos; NumPy's vectorized "
     "CartPoleVectorEnv is itself fast at N = 4096 on an idle core (about 85 ns per step), so 2x its own time "
     "would need about 40 ns per step for physics, draws, reset select and observation.",
+    "Gymnasium path (CartPole, Doors, Breakout at N = 1024): a synchronous jitted call is far slower than a "
+    "step inside the scan (CartPole about 400 us against 120). A do-nothing jit with 1, 4 and 12 outputs takes "
+    "11, 20 and 139 us when the result is awaited (quiet machine): independent kernels go to XLA's thread "
+    "pool and the hand-offs dominate. Tried, interleaved: donating the state buffers (-10 to -15%, but a "
+    "state the user kept from `env.state` would be deleted by the next step; not applied), packing state and "
+    "results into one buffer each (CartPole -15%, Breakout 6x slower: the concatenations break fusions; "
+    "reverted), synchronous CPU dispatch (`JAX_CPU_ENABLE_ASYNC_DISPATCH=false`) and a single-threaded "
+    "Eigen pool (within noise).",
 ]
 
 
