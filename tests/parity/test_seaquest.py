@@ -568,6 +568,16 @@ def start_states(draw):
     divers = draw(
         st.lists(st.tuples(st.integers(0, 9), row, st.booleans(), st.integers(0, 5)), max_size=2, unique=True)
     )
+    # Divers spawn every 30 steps and leave the board at most 59 steps later, so the older of two divers on board
+    # leaves before the next spawn: a spawn is never due with two divers. The older (first) diver first moves
+    # after `move + 1` steps and then every 6 steps; the spawn comes at step `d_spawn_timer + 1`.
+    d_spawn_low = 0
+    if len(divers) == 2:
+        x, _, rightward, move = divers[0]
+        leaves_at = move + 1 + 6 * ((10 - x if rightward else x + 1) - 1)
+        d_spawn_low = leaves_at
+        if leaves_at > 30:  # no reachable state has this older diver next to a second one
+            divers, d_spawn_low = divers[1:], 0
     sub_or = draw(st.booleans())
     sub_x = draw(st.integers(1, 9) if sub_or else st.integers(0, 8))
     return start(
@@ -576,9 +586,7 @@ def start_states(draw):
         divers_on_board=draw(st.integers(-3, 6)),
         shot_timer=draw(st.integers(len(friendly) // 2, 5)),  # two live shots: the gun fired < 5 steps ago
         spawn=(spawn_speed, draw(st.integers(0, spawn_speed))),
-        # Divers spawn every 30 steps and leave the board 59 steps later, so two divers on board are 30 steps
-        # apart and the older one is gone before the next spawn: never two divers and a spawn due.
-        d_spawn_timer=draw(st.integers(1 if len(divers) == 2 else 0, 30)),
+        d_spawn_timer=draw(st.integers(d_spawn_low, 30)),
         move_speed=move_speed,
         ramp_index=draw(st.integers(0, 19)),
         e_subs=[(x, y, lr[y], m, s) for x, y, m, s in subs],
