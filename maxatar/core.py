@@ -284,6 +284,12 @@ class Environment:
         bounds. Outside `jit` it raises. A terminated state stays frozen (reward 0), as in MinAtar, but
         the sticky draw is still consumed and the step counter still advances.
         """
+        next_state, reward, terminated, truncated, info = self._advance(state, action, draws, params, freeze=True)
+        return self.observation(next_state), next_state, reward, terminated, truncated, info
+
+    def _advance(self, state: EnvState, action, draws: Draws, params: EnvParams | None, freeze: bool):
+        """`transition` without the observation. `freeze=False` skips keeping a terminated state's game: only
+        for callers that replace such a state anyway (`AutoReset`)."""
         params = self.default_params() if params is None else params
         action = self._check_action(action)
         invalid = (action < 0) | (action >= self.num_actions)
@@ -293,14 +299,14 @@ class Environment:
         executed = jnp.where(repeat, state.last_action, chosen).astype(jnp.int32)
 
         game, reward, terminal = self.game_step(state.game, executed, draws.game, params)
-        game = tree_select(state.terminated, state.game, game)
+        if freeze:
+            game = tree_select(state.terminated, state.game, game)
         reward = jnp.where(state.terminated, 0.0, reward).astype(jnp.float32)
         terminated = state.terminated | terminal
         time = state.time + 1
         truncated = (params.max_steps > 0) & (time >= params.max_steps)
         next_state = EnvState(game=game, last_action=executed, time=time, terminated=terminated)
-        info = {"invalid_action": invalid}
-        return self.observation(next_state), next_state, reward, terminated, truncated, info
+        return next_state, reward, terminated, truncated, {"invalid_action": invalid}
 
     def step(self, key: jax.Array, state: EnvState, action, params: EnvParams | None = None):
         """`transition` after `sample_draws`. Does not reset: see `AutoReset`."""
@@ -362,11 +368,15 @@ class AutoReset:
     def step_from_uniforms(self, uniforms, state, action, params):
         env = self.env
         draws = env.draws_from_uniforms(uniforms[: env.num_draws], state, params)
-        final_obs, state, reward, terminated, truncated, info = env.transition(state, action, draws, params)
+        # A terminated input state stays terminated, so it is replaced by the reset state below whether or not
+        # its game was frozen; freezing only matters for `final_obs`. Skipping the freeze's select saves XLA
+        # from copying the game step into a select per field: Seaquest's HLO is a third smaller and compiles in
+        # 25-30% less time (step time within noise).
+        state, reward, terminated, truncated, info = env._advance(state, action, draws, params, freeze=self.final_obs)
         _, reset_state = env.reset_from_uniforms(uniforms[env.num_draws :], params)
         reset_state = dataclasses.replace(reset_state, last_action=state.last_action)
         # Select the state first, then build one observation (unused observations are compiled away).
         next_state = tree_select(terminated | truncated, reset_state, state)
         if self.final_obs:
-            info = {**info, "final_obs": final_obs}
+            info = {**info, "final_obs": env.observation(state)}
         return env.observation(next_state), next_state, reward, terminated, truncated, info

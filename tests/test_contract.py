@@ -82,7 +82,9 @@ def probes(env_id):
         replayed = env.transition(state, action, env.sample_draws(key, state, params), params)
         frozen_state = dataclasses.replace(state, terminated=jnp.bool_(True))
         frozen = env.step(key, frozen_state, action, params)
-        return state, stepped, replayed, frozen
+        # AutoReset from a finished state: the same reset with or without final_obs (which skips the freeze)
+        auto = [AutoReset(env, final_obs=f).step(key, frozen_state, action, params) for f in (False, True)]
+        return state, stepped, replayed, frozen, auto, env.observation(state)
 
     return probe
 
@@ -92,13 +94,26 @@ def test_step_is_transition_after_sample_draws_and_terminal_states_freeze(env_id
     env, params, _ = setup(env_id)
     probe = probes(env_id)
     for seed in range(3):
-        state, stepped, replayed, frozen = jax.device_get(probe(jax.random.key(seed), jnp.int32(seed % 2), params))
+        state, stepped, replayed, frozen, auto, start_obs = jax.device_get(
+            probe(jax.random.key(seed), jnp.int32(seed % 2), params)
+        )
         for a, b in zip(jax.tree.leaves(stepped), jax.tree.leaves(replayed), strict=True):
             np.testing.assert_array_equal(a, b)
         _, frozen_state, reward, terminated, _, _ = frozen
         for a, b in zip(jax.tree.leaves(frozen_state.game), jax.tree.leaves(state.game), strict=True):
             np.testing.assert_array_equal(a, b)
         assert reward == 0 and terminated and frozen_state.time == 1
+
+        (obs, next_state, reward, terminated, truncated, _), with_final = auto
+        for a, b in zip(
+            jax.tree.leaves((obs, next_state, reward, terminated, truncated)),
+            jax.tree.leaves(with_final[:5]),
+            strict=True,
+        ):
+            np.testing.assert_array_equal(a, b)
+        assert reward == 0 and terminated and next_state.time == 0 and not next_state.terminated
+        assert next_state.last_action == frozen_state.last_action
+        np.testing.assert_array_equal(with_final[5]["final_obs"], start_obs)  # the frozen game's observation
 
 
 @pytest.mark.parametrize("env_id", IDS)
