@@ -435,8 +435,11 @@ def _vector_step(spec: _VectorSpec, key, state, pending, actions, params):
     # split over devices), written out so that XLA fuses the hash on CPU.
     uniforms = _split(spec, uniform(sub, (spec.num_envs, num_draws + env.num_reset_uniforms)))
     draws = jax.vmap(env.draws_from_uniforms, in_axes=(0, 0, None))(uniforms[:, :num_draws], state, params)
-    transition = jax.vmap(env.transition, in_axes=(0, 0, 0, None))
-    obs, stepped, reward, terminated, truncated, _ = transition(state, actions, draws, params)
+    # NEXT_STEP replaces a finished state (it is pending) before using it, so it skips the freeze's select (as
+    # AutoReset does); the other modes hand the stepped state or its observation to the user.
+    advance = jax.vmap(partial(env._advance, freeze=spec.autoreset_mode != AutoresetMode.NEXT_STEP), (0, 0, 0, None))
+    stepped, reward, terminated, truncated, _ = advance(state, actions, draws, params)
+    obs = jax.vmap(env.observation)(stepped)  # compiled away where unused (NEXT_STEP)
     if spec.autoreset_mode == AutoresetMode.DISABLED:
         return key, *_split(spec, (stepped, terminated | truncated, (obs, reward, terminated, truncated), {}))
 
