@@ -289,7 +289,7 @@ class Environment:
 
     def _advance(self, state: EnvState, action, draws: Draws, params: EnvParams | None, freeze: bool):
         """`transition` without the observation. `freeze=False` skips keeping a terminated state's game: only
-        for callers that replace such a state anyway (`AutoReset`)."""
+        for callers that replace such a state anyway (`AutoReset`, `make_vec`'s next-step mode)."""
         params = self.default_params() if params is None else params
         action = self._check_action(action)
         invalid = (action < 0) | (action >= self.num_actions)

@@ -516,7 +516,7 @@ class Seaquest(Environment):
         enemy channels get theirs from the ring's slot masks (bit r is on iff the column's slots and row r's
         slots intersect), the others from their few entities. The masks are then expanded into the 1000 bools
         with one AND per bool against a per-row constant, reading the masks as bytes along the contiguous
-        (column, channel) axis: the only form of this expansion that XLA's CPU backend vectorizes (an outer
+        (column, channel) axis: a form of this expansion that XLA's CPU backend vectorizes (an outer
         product of (row, channel) and (column, channel) masks compiles to a scalar loop, about 3x slower)."""
         g = game
         u16 = jnp.uint16
