@@ -58,7 +58,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import Environment, EnvParams, pytree_dataclass, uniform_to_int
+from maxatar.core import Environment, EnvParams, materialize, pytree_dataclass, uniform_to_int
 
 NUM_ENEMY_SLOTS = 30
 
@@ -207,15 +207,6 @@ def _newest(mask, start):
     r = _rotate(mask, start)
     top = jnp.where(r != 0, jnp.left_shift(np.uint32(1), np.uint32(31) - jax.lax.clz(r)), NOTHING)
     return _unrotate(top, start)
-
-
-def _materialize(x):
-    """x itself, computed once. XLA's CPU backend copies elementwise chains into every consumer fusion (and
-    drops optimization barriers before fusing); for the terminal flag, read by the reset select of every state
-    field under auto-reset, that multiplies the whole step. A running max over (0, x) is a reduce-window,
-    which is not fused into its consumers, so x is materialized."""
-    pair = jnp.stack([jnp.zeros_like(x), x]).astype(jnp.uint8 if x.dtype == jnp.bool_ else x.dtype)
-    return jax.lax.cummax(pair, axis=0)[1].astype(x.dtype)
 
 
 def _off_board(x):
@@ -506,7 +497,7 @@ class Seaquest(Environment):
             divers=divers,
             overflow=overflow,
         )
-        return state, reward.astype(jnp.float32), _materialize(terminal)
+        return state, reward.astype(jnp.float32), materialize(terminal)
 
     def game_observation(self, game: SeaquestState):
         """Channels: 0 sub front, 1 sub back, 2 friendly bullet, 3 trail, 4 enemy bullet, 5 fish, 6 enemy sub,
@@ -566,7 +557,7 @@ class Seaquest(Environment):
             axis=-1,
         ).reshape(100)  # (column, channel) -> row mask
         # Rows 0-7 and 8-9 as bytes, computed once (XLA would otherwise recompute them for every bool).
-        low_high = _materialize(jnp.stack([cells, cells >> 8]).astype(jnp.uint8))
+        low_high = materialize(jnp.stack([cells, cells >> 8]).astype(jnp.uint8))
         low = (low_high[0][None, :] & ROW_BITS[:8, None]) != 0
         high = (low_high[1][None, :] & ROW_BITS[:2, None]) != 0
         return jnp.concatenate([low, high]).reshape(10, 10, 10)
