@@ -173,22 +173,26 @@ class Environment:
     Class attributes a game sets:
       name                 short name, e.g. "breakout"
       num_game_actions     size of the game's full action set
-      minimal_action_set   the game actions of the minimal set (the `-v1` ids), defaults to all
+      minimal_action_set   the game actions of the minimal set (`full_action_space=False`), defaults to all
+      params_class         the game's params: `EnvParams` or a subclass adding the game's own runtime params
       obs_shape, obs_dtype the observation's static shape and dtype
       num_reset_uniforms   how many uniforms `reset_draws` consumes
       num_step_uniforms    how many uniforms `step_draws` consumes (the sticky uniform comes on top)
       default_sticky_action_prob / default_max_steps   defaults for `default_params`
+      twin                 "module:Class" of the game's plain-Python twin (`maxatar.twins`), or None
     """
 
     name: ClassVar[str] = "environment"
     num_game_actions: ClassVar[int] = 1
     minimal_action_set: ClassVar[tuple[int, ...] | None] = None
+    params_class: ClassVar[type] = EnvParams
     obs_shape: ClassVar[tuple[int, ...]] = ()
     obs_dtype: ClassVar[Any] = jnp.bool_
     num_reset_uniforms: ClassVar[int] = 0
     num_step_uniforms: ClassVar[int] = 0
     default_sticky_action_prob: ClassVar[float] = 0.1
     default_max_steps: ClassVar[int] = 0
+    twin: ClassVar[str | None] = None
 
     def __init__(self, minimal_actions: bool = False):
         full = tuple(range(self.num_game_actions))
@@ -219,7 +223,7 @@ class Environment:
         return 1 + self.num_step_uniforms
 
     def default_params(self) -> EnvParams:
-        return EnvParams(
+        return self.params_class(
             sticky_action_prob=self.default_sticky_action_prob,
             difficulty_ramping=True,
             max_steps=self.default_max_steps,

@@ -17,11 +17,8 @@ class Spec(NamedTuple):
 
 
 def _minatar(module: str, cls: str) -> dict[str, Spec]:
-    entry = f"maxatar.envs.{module}:{cls}"
-    return {
-        f"{cls}-v0": Spec(entry, {"minimal_actions": False}),
-        f"{cls}-v1": Spec(entry, {"minimal_actions": True}),
-    }
+    """One id per game, as ALE does: the action set is the `full_action_space` keyword, not a version."""
+    return {f"{cls}-v0": Spec(f"maxatar.envs.{module}:{cls}", {})}
 
 
 SPECS: dict[str, Spec] = {
@@ -61,19 +58,29 @@ def env_class(env_id: str) -> type[Environment]:
     return getattr(importlib.import_module(module), cls)
 
 
-PARAM_FIELDS = tuple(f.name for f in dataclasses.fields(EnvParams))
-
-
 def make(env_id: str, **overrides) -> tuple[Environment, EnvParams]:
     """The pure environment and its default params for `env_id` (the `maxatar/` prefix is optional).
 
-    Keyword arguments naming a params field (`sticky_action_prob`, `difficulty_ramping`, `max_steps`) set
-    that default; any other keyword goes to the environment's constructor (for example Doors' `size`).
+    Keyword arguments naming a field of the environment's own params class (`sticky_action_prob`,
+    `difficulty_ramping`, `max_steps`, and a game's own, such as Doors' `random_doors`) set that default;
+    `full_action_space=False` selects the game's minimal action set (ALE's keyword; the full set is the
+    default, as in MinAtar's published results); any other keyword goes to the environment's constructor
+    (for example Doors' `size`).
     """
     spec = _spec(env_id)
-    param_overrides = {k: v for k, v in overrides.items() if k in PARAM_FIELDS}
-    ctor_kwargs = {**spec.kwargs, **{k: v for k, v in overrides.items() if k not in PARAM_FIELDS}}
     cls = env_class(env_id)
+    overrides = dict(overrides)
+    ctor_kwargs = dict(spec.kwargs)
+    if "full_action_space" in overrides:
+        full = overrides.pop("full_action_space")
+        if not isinstance(full, bool):
+            raise TypeError(f"full_action_space must be True or False, got {full!r}")
+        if cls.minimal_action_set is None and not full:
+            raise ValueError(f"{env_id} has a single action set; full_action_space=False does not apply")
+        ctor_kwargs["minimal_actions"] = not full
+    param_fields = {f.name for f in dataclasses.fields(cls.params_class)}
+    param_overrides = {k: v for k, v in overrides.items() if k in param_fields}
+    ctor_kwargs.update({k: v for k, v in overrides.items() if k not in param_fields})
     try:
         env = cls(**ctor_kwargs)
     except TypeError as error:

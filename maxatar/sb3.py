@@ -6,7 +6,7 @@ truncations. All sub-environments still step in one jitted call. Stable-Baseline
 
     from stable_baselines3 import PPO
     from maxatar.sb3 import make_sb3_vec_env
-    model = PPO("MlpPolicy", make_sb3_vec_env("maxatar/Breakout-v1", num_envs=16), n_steps=128)
+    model = PPO("MlpPolicy", make_sb3_vec_env("maxatar/Breakout-v0", num_envs=16, full_action_space=False), n_steps=128)
 """
 
 from __future__ import annotations

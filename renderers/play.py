@@ -2,7 +2,7 @@
 
 The game runs in real time at `fps` steps per second. Each step takes the key pressed since the previous
 step if there was one (so a quick tap is not lost), otherwise the key held down, otherwise no key. Keys map
-to the environment's own actions, so the full (`-v0`) and minimal (`-v1`) action sets both work; a key
+to the environment's own actions, so the full and minimal (`full_action_space=False`) action sets both work; a key
 whose action is not in the set does nothing.
 """
 

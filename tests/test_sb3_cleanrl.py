@@ -26,7 +26,7 @@ def one_torch_thread():
 def test_sb3_dqn_trains_on_gymnasium_make():
     from stable_baselines3 import DQN
 
-    env = gymnasium.make("maxatar/Breakout-v1")
+    env = gymnasium.make("maxatar/Breakout-v0", full_action_space=False)
     model = DQN("MlpPolicy", env, learning_starts=1000, buffer_size=5000, train_freq=8, seed=0, device="cpu")
     model.learn(total_timesteps=2000)
     assert model.num_timesteps >= 2000 and model._n_updates > 0

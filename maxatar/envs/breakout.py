@@ -64,6 +64,7 @@ class Breakout(Environment):
     obs_dtype = jnp.bool_
     num_reset_uniforms = 1
     num_step_uniforms = 0
+    twin = "maxatar.twins.breakout:BreakoutTwin"
 
     def reset_draws(self, uniforms: jax.Array, params: EnvParams) -> jax.Array:
         """The reference's `randint(2)`: 0 starts the ball on the left going down-right, 1 on the right."""

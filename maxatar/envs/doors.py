@@ -43,6 +43,7 @@ class DoorsState:
 
 class Doors(Environment):
     name = "doors"
+    params_class = DoorsParams
     num_game_actions = 5
     obs_dtype = jnp.int8
     obs_nvec = 4  # cell codes: empty, agent, wall, goal
@@ -69,10 +70,6 @@ class Doors(Environment):
     @property
     def num_reset_uniforms(self) -> int:
         return 2 + self.size  # agent column, goal column, one key per column for a random door permutation
-
-    def default_params(self) -> DoorsParams:
-        base = super().default_params()
-        return DoorsParams(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)})
 
     def default_doors(self) -> jax.Array:
         columns = [i * self.size // self.num_doors for i in range(self.num_doors)]

@@ -1,0 +1,109 @@
+"""Every game's plain-Python twin plays exactly as its JAX step: same uniforms and actions in, same
+observations, rewards, flags and states out, at every step of whole episodes (resets included).
+
+The JAX side replays the twin's protocol in one jitted scan: each tape row is either a reset (the call after
+an episode ended, keeping the last executed action as MinAtar does) or a step. Hypothesis picks the seed of
+the uniforms, the params, and a biased random policy (a per-example action distribution, so that episodes
+wander far: Freeway's top, Seaquest's surfacing, Breakout's second wall)."""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import maxatar
+from maxatar.core import uniform
+from maxatar.twins import TwinEnv, load_twin
+
+EXACT_IDS = [i for i in maxatar.registered_ids() if "CartPole" not in i]  # CartPole: see test_cartpole.py
+STEPS = 600
+
+
+@partial(jax.jit, static_argnums=0)
+def jax_play(env, rows, actions, params):
+    """The twin protocol in JAX: row 0 resets; after an episode ends, the next row resets instead of stepping."""
+    nd = env.num_draws
+    _, state = env.reset_from_uniforms(rows[0, nd:], params)
+
+    def body(carry, inputs):
+        state, pending = carry
+        row, action = inputs
+        _, fresh = env.reset_from_uniforms(row[nd:], params)
+        fresh = dataclasses.replace(fresh, last_action=state.last_action)
+        _, stepped, reward, terminated, truncated, _ = env.transition(
+            state, action, env.draws_from_uniforms(row[:nd], state, params), params
+        )
+        state = jax.tree.map(lambda a, b: jnp.where(pending, a, b), fresh, stepped)
+        reward = jnp.where(pending, 0.0, reward)
+        terminated, truncated = terminated & ~pending, truncated & ~pending
+        out = (env.observation(state), reward, terminated, truncated, pending, state)
+        return (state, (terminated | truncated) & ~pending), out
+
+    first = (env.observation(state), state)
+    return first, jax.lax.scan(body, (state, jnp.bool_(False)), (rows[1:], actions))[1]
+
+
+def twin_play(env, params, rows, actions):
+    """The same protocol through `TwinEnv`."""
+    twin = TwinEnv(env, params, load_twin(env, params))
+    rows = rows.tolist()
+    first = (twin.reset(rows[0]), twin.pure_state())
+    out, pending = [], False
+    for row, action in zip(rows[1:], actions.tolist(), strict=True):
+        if pending:
+            obs, reward, terminated, truncated = twin.reset(row), 0.0, False, False
+        else:
+            obs, reward, terminated, truncated = twin.step(action, row)
+        out.append((obs, reward, terminated, truncated, pending, twin.pure_state()))
+        pending = (terminated or truncated) and not pending
+    return first, out
+
+
+def assert_same_state(expected, actual, where):
+    for (path, e), a in zip(jax.tree_util.tree_leaves_with_path(expected), jax.tree.leaves(actual), strict=True):
+        e, a = np.asarray(e), np.asarray(a)
+        assert e.dtype == a.dtype and np.array_equal(e, a), f"{where}: state{jax.tree_util.keystr(path)} {e} != {a}"
+
+
+@pytest.mark.parametrize("env_id", EXACT_IDS)
+@settings(max_examples=8, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    sticky=st.sampled_from([0.0, 0.1, 0.5]),
+    ramping=st.booleans(),
+    max_steps=st.sampled_from([0, 0, 97]),
+    bias=st.lists(st.floats(0.05, 1.0), min_size=6, max_size=6),
+)
+def test_twin_plays_as_the_jax_step(env_id, seed, sticky, ramping, max_steps, bias):
+    env, params = maxatar.make(env_id, sticky_action_prob=sticky, difficulty_ramping=ramping, max_steps=max_steps)
+    assert env.twin is not None, f"{env_id} has no twin"
+    width = env.num_draws + env.num_reset_uniforms
+    rows = np.asarray(uniform(jax.random.key(seed), (STEPS + 1, width)))
+    p = np.asarray(bias[: env.num_actions]) / sum(bias[: env.num_actions])
+    actions = np.random.default_rng(seed).choice(env.num_actions, STEPS, p=p).astype(np.int32)
+
+    (obs0, state0), (obs, reward, terminated, truncated, pending, states) = jax_play(env, rows, actions, params)
+    (t_obs0, t_state0), out = twin_play(env, params, rows, actions)
+    np.testing.assert_array_equal(t_obs0, obs0)
+    assert t_obs0.dtype == obs0.dtype
+    assert_same_state(state0, t_state0, "reset")
+    for t, (o, r, te, tr, pe, s) in enumerate(out):
+        where = f"{env_id} row {t + 1} ({'reset' if pe else 'step'}, action {actions[t]})"
+        np.testing.assert_array_equal(o, obs[t], err_msg=where)
+        assert o.dtype == obs.dtype and o.shape == obs.shape[1:], where
+        assert type(r) is float and r == float(reward[t]), f"{where}: reward {r} != {reward[t]}"
+        assert (te, tr) == (bool(terminated[t]), bool(truncated[t])), where
+        assert_same_state(jax.tree.map(lambda x, t=t: x[t], states), s, where)
+
+
+def test_every_id_has_a_twin():
+    for env_id in maxatar.registered_ids():
+        env, params = maxatar.make(env_id)
+        assert load_twin(env, params) is not None, env_id
