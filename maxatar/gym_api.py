@@ -25,11 +25,17 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from jax.sharding import Mesh
 
-from maxatar.core import Environment, EnvParams, EnvState, pytree_dataclass, uniform
+from maxatar.core import Environment, EnvParams, EnvState, pytree_dataclass
 from maxatar.registry import make, registered_ids
 from maxatar.sharding import batch_sharding, check_divisible, make_mesh, replicated, to_numpy
+from maxatar.tape import Tape, tape_row
+from maxatar.twins import TwinEnv, load_twin
 
 OUTPUTS = ("numpy", "jax")
+BACKENDS = ("auto", "python", "jax")
+# "auto" steps at most this many sub-environments with the Python twins: above it, one jitted call for all
+# of them costs less than stepping them one by one (measured by `python -m benchmarks.clients`).
+PYTHON_MAX_ENVS = 32
 RENDER_MODES = ["rgb_array", "human"]
 RENDER_PLUGIN_GROUP = "maxatar.renderers"
 
@@ -133,15 +139,27 @@ def _seed_key(seed, np_random: np.random.Generator) -> jax.Array:
 
 
 class MaxAtarEnv(gymnasium.Env):
-    """One environment. Each `step` is one jitted call; observations are numpy (or JAX with output="jax").
+    """One environment; observations are numpy (or JAX with output="jax").
 
+    backend: how a step is computed.
+      "python": the game's plain-Python twin (`maxatar.twins`), a few microseconds per step with no JAX call
+        at all: what SB3 and CleanRL loops, which step one environment per call, need.
+      "jax": one jitted call per step (tens of microseconds of dispatch); results stay on the device with
+        output="jax".
+      "auto" (default): "python" for numpy output, "jax" for JAX output.
+    Both backends take every call's uniforms from the same tape (`maxatar.tape`), so a seed plays the same
+    episode on either (bit for bit, except CartPole, whose twin is the reference's float64 arithmetic and
+    agrees with the float32 JAX step to rounding). The last executed action (the sticky one) survives
+    `reset()`, as in MinAtar, except a seeded reset, which starts afresh so that a seed replays exactly.
     Keyword arguments are those of `maxatar.make` (`sticky_action_prob`, `difficulty_ramping`, `max_steps`,
-    constructor options such as Doors' `size`).
+    `full_action_space`, constructor options such as Doors' `size`).
     """
 
     metadata = {"render_modes": RENDER_MODES, "render_fps": 15}
 
-    def __init__(self, env_id: str, render_mode: str | None = None, output: str = "numpy", **kwargs):
+    def __init__(
+        self, env_id: str, render_mode: str | None = None, output: str = "numpy", backend: str = "auto", **kwargs
+    ):
         _check_render_mode(render_mode, self.metadata)
         self.env_id = env_id
         self.render_mode = render_mode
@@ -150,8 +168,14 @@ class MaxAtarEnv(gymnasium.Env):
         self.func_env = MaxAtarFuncEnv(env, params)
         self.observation_space = self.func_env.observation_space
         self.action_space = self.func_env.action_space
-        self._key: jax.Array | None = None
-        self._state: StepState | None = None
+        twin = load_twin(env, params) if _check_backend(backend, self.output) != "jax" else None
+        if backend == "python" and twin is None:
+            raise ValueError(f"{env_id} has no Python twin; use backend='jax'")
+        self.backend = "python" if twin is not None else "jax"
+        self._twin = None if twin is None else TwinEnv(env, params, twin)
+        self._num_actions = env.num_actions
+        self._tape: Tape | None = None
+        self._state: EnvState | None = None  # the JAX backend's state
         self._frame_fn = None
         self._window = None
 
@@ -164,37 +188,53 @@ class MaxAtarEnv(gymnasium.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        if seed is not None or self._key is None:
-            self._key = _seed_key(seed, self.np_random)
-        self._key, self._state, obs = _single_reset(self.func_env, self._key, self.params)
+        if options:
+            raise ValueError(f"unknown reset options {sorted(options)}: MaxAtarEnv.reset takes none")
+        fresh = seed is not None or self._tape is None
+        if fresh:
+            env = self.func_env.env
+            self._tape = Tape(_seed_key(seed, self.np_random), (env.num_draws + env.num_reset_uniforms,))
+        if self._twin is not None:
+            if fresh:
+                self._twin.last_action = 0
+            obs = self._twin.reset(self._tape.next_row())
+        else:
+            last_action = 0 if fresh or self._state is None else self._state.last_action
+            self._state, obs = _single_reset(
+                self.func_env.env, self._tape.key, self._tape.next_call(), jnp.int32(last_action), self.params
+            )
+            obs = self._out(obs)
         if self.render_mode == "human":
             self.render()
-        return self._out(obs), {}
+        return obs, {}
 
     def step(self, action):
-        if self._state is None:
+        if self._tape is None:
             raise RuntimeError("call reset() before step()")
-        action = _check_action(action, self.action_space.n)
-        self._key, self._state, (obs, reward, terminated, truncated) = _single_step(
-            self.func_env, self._key, self._state, action, self.params
-        )
+        action = _check_action(action, self._num_actions)
+        if self._twin is not None:
+            obs, reward, terminated, truncated = self._twin.step(action, self._tape.next_row())
+        else:
+            self._state, (obs, reward, terminated, truncated) = _single_step(
+                self.func_env.env, self._tape.key, self._tape.next_call(), self._state, np.int32(action), self.params
+            )
+            if self.output == "numpy":
+                obs, reward, terminated, truncated = np.array(obs), float(reward), bool(terminated), bool(truncated)
         if self.render_mode == "human":
             self.render()
-        if self.output == "jax":
-            return obs, reward, terminated, truncated, {}
-        return np.array(obs), float(reward), bool(terminated), bool(truncated), {}
+        return obs, reward, terminated, truncated, {}
 
     def render(self):
         """rgb_array: the current frame as uint8 (H, W, 3); human: show it in a pygame window."""
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode= to gymnasium.make")
             return None
-        if self._state is None:
+        if self._tape is None:
             raise RuntimeError("call reset() before render()")
         if self._frame_fn is None:
             frame = render_plugin("frame")
             self._frame_fn = jax.jit(lambda state: frame(self.func_env.env, state))
-        image = np.array(self._frame_fn(self._state.env))  # writable copy
+        image = np.array(self._frame_fn(self.state))  # writable copy
         if self.render_mode == "rgb_array":
             return image
         if self._window is None:
@@ -210,41 +250,47 @@ class MaxAtarEnv(gymnasium.Env):
 
     @property
     def state(self) -> EnvState | None:
-        """The current pure state (for inspection and rendering)."""
-        return None if self._state is None else self._state.env
+        """The current pure state (for inspection and rendering), whichever backend steps."""
+        if self._tape is None:
+            return None
+        return self._twin.pure_state() if self._twin is not None else self._state
 
 
 @partial(jax.jit, static_argnums=0)
-def _single_reset(f: MaxAtarFuncEnv, key, params):
-    key, sub = jax.random.split(key)
-    state = f.initial(sub, params)
-    return key, state, f.observation(state)
+def _single_reset(env: Environment, key, call, last_action, params):
+    """The JAX backend's reset: the reset part of tape row `call`."""
+    uniforms = tape_row(key, call, (env.num_draws + env.num_reset_uniforms,))
+    obs, state = env.reset_from_uniforms(uniforms[env.num_draws :], params)
+    return dataclasses.replace(state, last_action=last_action), obs
 
 
 @partial(jax.jit, static_argnums=0)
-def _single_step(f: MaxAtarFuncEnv, key, state, action, params):
-    """Gymnasium's step as one call: transition, then the observation, reward and flags it implies."""
-    key, sub = jax.random.split(key)
-    next_state = f.transition(state, action, sub, params)
-    return (
-        key,
-        next_state,
-        (
-            f.observation(next_state),
-            f.reward(state, action, next_state),
-            f.terminal(next_state),
-            f.truncated(next_state),
-        ),
-    )
+def _single_step(env: Environment, key, call, state, action, params):
+    """The JAX backend's step: the step part of tape row `call`."""
+    uniforms = tape_row(key, call, (env.num_draws + env.num_reset_uniforms,))
+    draws = env.draws_from_uniforms(uniforms[: env.num_draws], state, params)
+    obs, state, reward, terminated, truncated, _ = env.transition(state, action, draws, params)
+    return state, (obs, reward, terminated, truncated)
 
 
-def _check_action(action, n: int) -> np.int32:
-    array = np.asarray(action)
-    if array.shape != () or not (np.issubdtype(array.dtype, np.integer)):
-        raise TypeError(f"action must be an integer scalar in [0, {n}), got {action!r}")
-    if not 0 <= int(array) < n:
-        raise ValueError(f"action {int(array)} is outside the action space Discrete({n})")
-    return np.int32(array)
+def _check_backend(backend: str, output: str) -> str:
+    """"python" or "jax" from the user's choice; JAX outputs come from the JAX backend."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if backend == "python" and output == "jax":
+        raise ValueError("output='jax' needs backend='jax' (the Python backend computes numpy)")
+    return "jax" if output == "jax" else ("python" if backend == "auto" else backend)
+
+
+def _check_action(action, n: int) -> int:
+    if type(action) is not int:  # the common case skips numpy
+        array = np.asarray(action)
+        if array.shape != () or not np.issubdtype(array.dtype, np.integer):
+            raise TypeError(f"action must be an integer scalar in [0, {n}), got {action!r}")
+        action = int(array)
+    if not 0 <= action < n:
+        raise ValueError(f"action {action} is outside the action space Discrete({n})")
+    return action
 
 
 def _check_actions(actions, num_envs: int, n: int):
@@ -264,7 +310,7 @@ def _check_actions(actions, num_envs: int, n: int):
 
 
 class MaxAtarVectorEnv(VectorEnv):
-    """`num_envs` environments stepped together; the whole step, auto-reset included, is one jitted call.
+    """`num_envs` environments stepped together.
 
     autoreset_mode: Gymnasium's `AutoresetMode` (or its string value).
       NEXT_STEP (default): the step after an episode ends resets that sub-environment (action ignored,
@@ -274,6 +320,11 @@ class MaxAtarVectorEnv(VectorEnv):
       DISABLED: no auto-reset; reset chosen sub-environments with `reset(options={"reset_mask": mask})`.
     output: "numpy" (default; fresh writable arrays, gathered from the devices once per step) or "jax" to
       keep the results on the device(s), sharded as the state is.
+    backend: "jax" steps every sub-environment, auto-reset included, in one jitted call; "python" steps
+      them one by one with the games' plain-Python twins, which is faster when there are few of them
+      (JAX's per-call dispatch dominates there); "auto" (default) takes "python" for numpy output, one
+      device and at most `PYTHON_MAX_ENVS` sub-environments, "jax" otherwise. Both play the same episodes
+      for a seed (see `MaxAtarEnv`).
     devices: None (default: one device), "all" (every local device), an int N (the first N local devices)
       or a list of devices. The sub-environments are split evenly over a 1-D mesh of those devices
       (`maxatar.sharding`); `num_envs` must be a multiple of the device count (else `ValueError`). Params
@@ -291,6 +342,7 @@ class MaxAtarVectorEnv(VectorEnv):
         output: str = "numpy",
         render_mode: str | None = None,
         devices=None,
+        backend: str = "auto",
         **kwargs,
     ):
         if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
@@ -311,11 +363,29 @@ class MaxAtarVectorEnv(VectorEnv):
         self.single_action_space = spaces.Discrete(self.env.num_actions)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._key: jax.Array | None = None
-        self._state: EnvState | None = None
-        self._pending = None  # next-step mode: sub-environments whose episode ended on the last step
+        self.backend = self._pick_backend(backend)
+        twin = load_twin(self.env, self.params) if self.backend == "python" else None
+        self._twins = None if twin is None else [TwinEnv(self.env, self.params, twin) for _ in range(self.num_envs)]
+        self._tape: Tape | None = None
+        self._state: EnvState | None = None  # the JAX backend's batched state
+        self._pending = None  # sub-environments whose episode ended on the last step (next-step and disabled modes)
+        self._obs: list | None = None  # the Python backend's current observation of each sub-environment
         self._spec = _VectorSpec(self.env, self.num_envs, self.autoreset_mode, self.mesh)
         self._placed_params: tuple[EnvParams, EnvParams] | None = None  # (params, their replicated copy)
+
+    def _pick_backend(self, backend: str) -> str:
+        choice = _check_backend(backend, self.output)
+        if choice == "python" and self.mesh is not None:
+            if backend == "python":
+                raise ValueError("devices= needs backend='jax'")
+            choice = "jax"
+        if backend == "auto" and self.num_envs > PYTHON_MAX_ENVS:
+            choice = "jax"
+        if choice == "python" and load_twin(self.env, self.params) is None:
+            if backend == "python":
+                raise ValueError(f"{self.env_id} has no Python twin; use backend='jax'")
+            choice = "jax"
+        return choice
 
     @property
     def devices(self) -> list:
@@ -338,55 +408,118 @@ class MaxAtarVectorEnv(VectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        if seed is not None or self._key is None:
-            self._key = _seed_key(seed, self.np_random)
-            if self.mesh is not None:
-                self._key = jax.device_put(self._key, replicated(self.mesh))
-        mask = (options or {}).get("reset_mask")
+        options = dict(options or {})
+        mask = options.pop("reset_mask", None)
+        if options:
+            raise ValueError(f"unknown reset options {sorted(options)}: MaxAtarVectorEnv.reset takes reset_mask")
         if mask is not None:
             mask = np.asarray(mask)
             if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
                 raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},), got {mask!r}")
-            if self._state is None:
+            if self._tape is None:
                 raise RuntimeError("reset() once without reset_mask before resetting selected sub-environments")
-            mask = self._batch(mask)
+        if seed is not None or self._tape is None:
+            key = _seed_key(seed, self.np_random)
+            if self.mesh is not None:
+                key = jax.device_put(key, replicated(self.mesh))
+            self._tape = Tape(key, (self.num_envs, self.env.num_draws + self.env.num_reset_uniforms), block=16)
+        if self._twins is not None:
+            return self._reset_python(mask), {}
         state, pending = (self._state, self._pending) if mask is not None else (None, None)
-        self._key, self._state, self._pending, obs = _vector_reset(
-            self._spec, self._key, state, pending, mask, self._params()
+        self._state, self._pending, obs = _vector_reset(
+            self._spec,
+            self._tape.key,
+            self._tape.next_call(),
+            state,
+            pending,
+            None if mask is None else self._batch(mask),
+            self._params(),
         )
         return self._out(obs), {}
 
     def step(self, actions):
-        if self._state is None:
+        if self._tape is None:
             raise RuntimeError("call reset() before step()")
-        if self.autoreset_mode == AutoresetMode.DISABLED and bool(jnp.any(self._pending)):
+        if self.autoreset_mode == AutoresetMode.DISABLED and bool(np.any(self._pending)):
             raise RuntimeError(
                 "autoreset is disabled and some sub-environments have finished: "
                 "reset them with reset(options={'reset_mask': mask}) first"
             )
-        actions = self._batch(_check_actions(actions, self.num_envs, self.single_action_space.n))
-        self._key, self._state, self._pending, results, info = _vector_step(
-            self._spec, self._key, self._state, self._pending, actions, self._params()
+        if self._twins is not None:  # the twins index the action set: validate every value on the host
+            actions = _check_actions(np.asarray(actions), self.num_envs, self.single_action_space.n)
+            return self._step_python(actions.tolist())
+        actions = _check_actions(actions, self.num_envs, self.single_action_space.n)
+        self._state, self._pending, results, info = _vector_step(
+            self._spec,
+            self._tape.key,
+            self._tape.next_call(),
+            self._state,
+            self._pending,
+            self._batch(actions),
+            self._params(),
         )
         (obs, reward, terminated, truncated), info = self._out((results, info))  # one gather for everything
         return obs, reward, terminated, truncated, info
+
+    # --- the Python backend: the same autoreset rules as `_vector_reset` and `_vector_step`, one twin at a time
+
+    def _reset_python(self, mask) -> np.ndarray:
+        rows = self._tape.next_row()
+        if mask is None:
+            for twin in self._twins:
+                twin.last_action = 0
+            self._obs = [twin.reset(row) for twin, row in zip(self._twins, rows, strict=True)]
+            self._pending = np.zeros(self.num_envs, bool)
+        else:
+            for i in np.flatnonzero(mask).tolist():
+                self._obs[i] = self._twins[i].reset(rows[i])
+            self._pending = self._pending & ~mask
+        return np.stack(self._obs)
+
+    def _step_python(self, actions: list):
+        rows = self._tape.next_row()
+        n = self.num_envs
+        reward, terminated, truncated = np.zeros(n, np.float32), np.zeros(n, bool), np.zeros(n, bool)
+        pending = self._pending
+        same_step = self.autoreset_mode == AutoresetMode.SAME_STEP
+        final = np.zeros(n, bool)
+        final_obs = [None] * n if same_step else None
+        for i, (twin, row, action) in enumerate(zip(self._twins, rows, actions, strict=True)):
+            if self.autoreset_mode == AutoresetMode.NEXT_STEP and pending[i]:
+                self._obs[i] = twin.reset(row)  # the action is ignored; reward 0, flags False
+                continue
+            obs, reward[i], terminated[i], truncated[i] = twin.step(action, row)
+            if same_step:
+                final_obs[i] = obs
+                if terminated[i] or truncated[i]:
+                    final[i] = True
+                    obs = twin.reset(row)
+            self._obs[i] = obs
+        if self.autoreset_mode != AutoresetMode.SAME_STEP:
+            self._pending = terminated | truncated
+        info = {}
+        if same_step:
+            info = {"final_obs": np.stack(final_obs), "_final_obs": final, "final_info": {}, "_final_info": final}
+        return np.stack(self._obs), reward, terminated, truncated, info
 
     def _out(self, tree):
         return to_numpy(tree) if self.output == "numpy" else tree
 
     def render(self):
         """rgb_array: a tuple with one uint8 (H, W, 3) frame per sub-environment, as Gymnasium's vector envs."""
-        if self.render_mode is None or self._state is None:
+        if self.render_mode is None or self._tape is None:
             return None
         if not hasattr(self, "_frames_fn"):
             frame = render_plugin("frame")
             self._frames_fn = jax.jit(jax.vmap(lambda state: frame(self.env, state)))
-        return tuple(np.array(self._frames_fn(self._state)))
+        return tuple(np.array(self._frames_fn(self.state)))
 
     @property
     def state(self) -> EnvState | None:
-        """The current batched pure state."""
-        return self._state
+        """The current batched pure state, whichever backend steps."""
+        if self._twins is None or self._tape is None:
+            return self._state
+        return jax.tree.map(lambda *leaves: jnp.stack(leaves), *[twin.pure_state() for twin in self._twins])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -398,23 +531,24 @@ class _VectorSpec:
     autoreset_mode: AutoresetMode
     mesh: Mesh | None = None  # split the sub-environments over this mesh's devices
 
+    @property
+    def row_shape(self) -> tuple[int, int]:
+        """A tape row: each sub-environment's step draws, then its reset draws."""
+        return (self.num_envs, self.env.num_draws + self.env.num_reset_uniforms)
+
 
 def _split(spec: _VectorSpec, tree):
     """Inside the jitted step: keep per-sub-environment arrays split over the mesh (no-op without one)."""
     return tree if spec.mesh is None else jax.lax.with_sharding_constraint(tree, batch_sharding(spec.mesh))
 
 
-def _whole(spec: _VectorSpec, tree):
-    """Inside the jitted step: keep shared values (the key) replicated over the mesh (no-op without one)."""
-    return tree if spec.mesh is None else jax.lax.with_sharding_constraint(tree, replicated(spec.mesh))
-
-
 @partial(jax.jit, static_argnums=0)
-def _vector_reset(spec: _VectorSpec, key, state, pending, mask, params):
-    """Reset every sub-environment, or (given a state and a mask) only the masked ones."""
-    key, sub = jax.random.split(key)
-    keys = _split(spec, jax.random.split(sub, spec.num_envs))
-    obs, fresh = jax.vmap(spec.env.reset, in_axes=(0, None))(keys, params)
+def _vector_reset(spec: _VectorSpec, key, call, state, pending, mask, params):
+    """Reset every sub-environment, or (given a state and a mask) only the masked ones, from tape row `call`."""
+    # `tape_row` gives jax.random.uniform's bits (partitionable threefry: the same values however the rows are
+    # split over devices), written out so that XLA fuses the hash on CPU.
+    uniforms = _split(spec, tape_row(key, call, spec.row_shape))[:, spec.env.num_draws :]
+    obs, fresh = jax.vmap(spec.env.reset_from_uniforms, in_axes=(0, None))(uniforms, params)
     if state is None:
         pending = jnp.zeros(spec.num_envs, bool)
     else:  # partial reset: keep the others, and MinAtar's sticky action everywhere
@@ -422,18 +556,14 @@ def _vector_reset(spec: _VectorSpec, key, state, pending, mask, params):
         obs = jnp.where(_expand(mask, obs), obs, jax.vmap(spec.env.observation)(state))
         fresh = _select(mask, fresh, state)
         pending = pending & ~mask
-    return _whole(spec, key), *_split(spec, (fresh, pending, obs))
+    return _split(spec, (fresh, pending, obs))
 
 
 @partial(jax.jit, static_argnums=0)
-def _vector_step(spec: _VectorSpec, key, state, pending, actions, params):
-    """The whole vector step, auto-reset included, as one call. All variates come from one uniform draw."""
+def _vector_step(spec: _VectorSpec, key, call, state, pending, actions, params):
+    """The whole vector step, auto-reset included, as one call, from tape row `call`."""
     env, num_draws = spec.env, spec.env.num_draws
-    key, sub = jax.random.split(key)
-    key = _whole(spec, key)
-    # `uniform` gives jax.random.uniform's bits (partitionable threefry: the same values however the rows are
-    # split over devices), written out so that XLA fuses the hash on CPU.
-    uniforms = _split(spec, uniform(sub, (spec.num_envs, num_draws + env.num_reset_uniforms)))
+    uniforms = _split(spec, tape_row(key, call, spec.row_shape))
     draws = jax.vmap(env.draws_from_uniforms, in_axes=(0, 0, None))(uniforms[:, :num_draws], state, params)
     # NEXT_STEP replaces a finished state (it is pending) before using it, so it skips the freeze's select (as
     # AutoReset does); the other modes hand the stepped state or its observation to the user.
@@ -441,7 +571,7 @@ def _vector_step(spec: _VectorSpec, key, state, pending, actions, params):
     stepped, reward, terminated, truncated, _ = advance(state, actions, draws, params)
     obs = jax.vmap(env.observation)(stepped)  # compiled away where unused (NEXT_STEP)
     if spec.autoreset_mode == AutoresetMode.DISABLED:
-        return key, *_split(spec, (stepped, terminated | truncated, (obs, reward, terminated, truncated), {}))
+        return _split(spec, (stepped, terminated | truncated, (obs, reward, terminated, truncated), {}))
 
     fresh = jax.vmap(env.reset_from_uniforms, in_axes=(0, None))(uniforms[:, num_draws:], params)[1]
     observe = jax.vmap(env.observation)  # once, on the selected state; unused observations compile away
@@ -451,7 +581,7 @@ def _vector_step(spec: _VectorSpec, key, state, pending, actions, params):
         next_state = _select(done, fresh, stepped)
         info = {"final_obs": obs, "_final_obs": done, "final_info": {}, "_final_info": done}
         results = (observe(next_state), reward, terminated, truncated)
-        return key, *_split(spec, (next_state, pending, results, info))
+        return _split(spec, (next_state, pending, results, info))
 
     # NEXT_STEP: a sub-environment whose episode ended on the previous step resets now, ignoring its action.
     fresh = dataclasses.replace(fresh, last_action=state.last_action)
@@ -459,7 +589,7 @@ def _vector_step(spec: _VectorSpec, key, state, pending, actions, params):
     reward = jnp.where(pending, 0.0, reward)
     terminated, truncated = terminated & ~pending, truncated & ~pending
     results = (observe(next_state), reward, terminated, truncated)
-    return key, *_split(spec, (next_state, terminated | truncated, results, {}))
+    return _split(spec, (next_state, terminated | truncated, results, {}))
 
 
 def _parse_autoreset_mode(mode) -> AutoresetMode:

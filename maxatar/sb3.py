@@ -1,8 +1,11 @@
 """Stable-Baselines3 `VecEnv` over MaxAtar's jitted vector environment.
 
 SB3 does not accept Gymnasium vector environments; this adapter gives it what it expects: same-step
-resets, `infos[i]["terminal_observation"]` for finished episodes and `"TimeLimit.truncated"` for
-truncations. All sub-environments still step in one jitted call. Stable-Baselines3 is imported lazily.
+resets, `infos[i]["terminal_observation"]` for finished episodes, `"TimeLimit.truncated"` for
+truncations and, as SB3's `Monitor`/`VecMonitor` do, `infos[i]["episode"]` (return "r", length "l",
+seconds since the start "t") so that `ep_rew_mean` and `ep_len_mean` are logged without a wrapper.
+The sub-environments step through `MaxAtarVectorEnv` (its Python twins for a few environments, one
+jitted call for many). Stable-Baselines3 is imported lazily.
 
     from stable_baselines3 import PPO
     from maxatar.sb3 import make_sb3_vec_env
@@ -11,6 +14,7 @@ truncations. All sub-environments still step in one jitted call. Stable-Baseline
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -29,12 +33,17 @@ def make_sb3_vec_env(env_id: str, num_envs: int = 8, seed: int | None = None, **
             super().__init__(num_envs, self.venv.single_observation_space, self.venv.single_action_space)
             self._next_seed = seed
             self._actions = None
+            self._start = time.time()
+            self._returns = np.zeros(num_envs, np.float64)
+            self._lengths = np.zeros(num_envs, np.int64)
 
         def reset(self):
             seeds = [s for s in self._seeds if s is not None]
             reset_seed = seeds[0] if seeds else self._next_seed
             self._next_seed = None
             obs, _ = self.venv.reset(seed=reset_seed)
+            self._returns[:] = 0
+            self._lengths[:] = 0
             self._reset_seeds()
             self._reset_options()
             return obs
@@ -45,10 +54,19 @@ def make_sb3_vec_env(env_id: str, num_envs: int = 8, seed: int | None = None, **
         def step_wait(self):
             obs, reward, terminated, truncated, info = self.venv.step(self._actions)
             dones = terminated | truncated
+            self._returns += reward
+            self._lengths += 1
             infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
             for i in np.flatnonzero(dones):
                 infos[i]["terminal_observation"] = info["final_obs"][i]
                 infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
+                infos[i]["episode"] = {
+                    "r": round(float(self._returns[i]), 6),
+                    "l": int(self._lengths[i]),
+                    "t": round(time.time() - self._start, 6),
+                }
+            self._returns[dones] = 0
+            self._lengths[dones] = 0
             return obs, reward.astype(np.float32), dones, infos
 
         def close(self) -> None:

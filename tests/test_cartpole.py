@@ -105,3 +105,27 @@ def test_episode_reward_and_time_limit():
     end = int(np.argmax(terminated))
     assert 0 < end < 100 and terminated[end:].all()
     assert reward[: end + 1].sum() == end + 1 and reward[end + 1 :].sum() == 0
+
+
+@given(st.lists(f32(0.0, 0.99999994), min_size=4, max_size=4), st.integers(0, 2**31 - 1), st.floats(0.0, 1.0))
+def test_twin_equals_classic_cartpole_exactly(uniforms, seed, push_right):
+    """The Python backend's twin is the reference's float64 arithmetic: whole episodes agree bit for bit
+    (state, float32 observation, reward, termination), from the reset the same uniforms give."""
+    from maxatar.twins import load_twin
+
+    twin = load_twin(ENV, PARAMS)
+    game = twin.reset(uniforms)
+    ref = CartPoleEnv()
+    ref.reset(seed=0)
+    ref.state = np.array(game, np.float64)
+    np.testing.assert_array_equal(twin.observation(game), np.array(ref.state, np.float32))
+    assert game == [-0.05 + 0.1 * u for u in uniforms]  # numpy's uniform(low, high): low + (high - low) * u
+    actions = np.random.default_rng(seed).random(500) < push_right
+    for action in actions.astype(int).tolist():
+        game, reward, terminal = twin.step(game, action, [])
+        ref_obs, ref_reward, ref_terminated, _, _ = ref.step(action)
+        assert game == ref.state.tolist()
+        np.testing.assert_array_equal(twin.observation(game), ref_obs)
+        assert (reward, terminal) == (ref_reward, ref_terminated)
+        if terminal:
+            break

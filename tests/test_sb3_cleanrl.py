@@ -43,13 +43,20 @@ def test_sb3_ppo_on_vec_env_adapter():
     model = PPO("MlpPolicy", venv, n_steps=64, batch_size=128, n_epochs=1, seed=0, device="cpu")
     model.learn(total_timesteps=8 * 64 * 2)
     assert model.num_timesteps == 8 * 64 * 2
+    assert len(model.ep_info_buffer) > 0  # ep_rew_mean is logged without VecMonitor: infos carry "episode"
+    assert all(info["r"] == info["l"] <= 30 for info in model.ep_info_buffer)  # CartPole pays 1 per step
 
     # Same-step resets, with the finished episode's last observation in the infos.
     obs = venv.reset()
     seen_done = False
+    returns, lengths = np.zeros(8), np.zeros(8, int)
     for _ in range(40):
         venv.step_async(np.ones(8, np.int64))
         obs, reward, dones, infos = venv.step_wait()
+        returns, lengths = returns + reward, lengths + 1
+        for i in np.flatnonzero(dones):
+            assert infos[i]["episode"]["r"] == returns[i] and infos[i]["episode"]["l"] == lengths[i]
+        returns[dones], lengths[dones] = 0, 0
         assert obs.shape == (8, 4) and reward.dtype == np.float32 and len(infos) == 8
         assert obs.flags.writeable  # SB3 warns about read-only observations; ours are writable copies
         for done, info, o in zip(dones, infos, obs, strict=True):

@@ -57,6 +57,7 @@ class CartPole(Environment):
     num_reset_uniforms = 4
     default_sticky_action_prob = 0.0
     default_max_steps = 500
+    twin = "maxatar.twins.cartpole:CartPoleTwin"
     # Gymnasium's observation bounds: twice the termination limits, unbounded velocities.
     obs_high = (2 * X_LIMIT, math.inf, 2 * THETA_LIMIT, math.inf)
 

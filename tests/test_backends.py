@@ -1,0 +1,98 @@
+"""The Gymnasium classes' two backends (the plain-Python twins and the jitted JAX step) play the same
+episodes for a seed: same observations, rewards, flags, final observations and states, in every autoreset
+mode, resets (seeded, unseeded, partial) included. CartPole's twin is the reference's float64 arithmetic and
+agrees with the float32 JAX step to rounding (tests/test_cartpole.py proves it exact to the reference)."""
+
+from __future__ import annotations
+
+import gymnasium
+import jax
+import numpy as np
+import pytest
+
+import maxatar
+from maxatar.gym_api import PYTHON_MAX_ENVS, MaxAtarEnv, MaxAtarVectorEnv
+from maxatar.twins import load_twin
+
+TWIN_IDS = [i for i in maxatar.registered_ids() if load_twin(*maxatar.make(i)) is not None]
+
+
+def assert_same(a, b, exact=True):
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        x, y = np.asarray(x), np.asarray(y)
+        assert x.dtype == y.dtype and x.shape == y.shape
+        if exact:
+            np.testing.assert_array_equal(x, y)
+        else:
+            np.testing.assert_allclose(x, y, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("env_id", TWIN_IDS)
+def test_single_env_backends_play_the_same_episodes(env_id):
+    exact = "CartPole" not in env_id
+    python = gymnasium.make(env_id, max_steps=40, sticky_action_prob=0.25)
+    jaxed = gymnasium.make(env_id, max_steps=40, sticky_action_prob=0.25, backend="jax")
+    assert python.unwrapped.backend == "python" and jaxed.unwrapped.backend == "jax"
+    actions = np.random.default_rng(0).integers(0, python.action_space.n, 150)
+    for seed in (3, None):  # a seeded reset, then an unseeded one that continues the tape
+        outs = [env.reset(seed=seed) for env in (python, jaxed)]
+        assert_same(outs[0][0], outs[1][0], exact)
+        for action in actions.tolist():
+            outs = [env.step(action) for env in (python, jaxed)]
+            assert_same(outs[0][:4], outs[1][:4], exact)
+            assert [type(x) for x in outs[0][1:4]] == [float, bool, bool]
+            if exact:
+                assert_same(python.unwrapped.state, jaxed.unwrapped.state)
+            if outs[0][2] or outs[0][3]:
+                for env in (python, jaxed):
+                    env.reset()
+
+
+@pytest.mark.parametrize("mode", ["next_step", "same_step", "disabled"])
+def test_vector_backends_play_the_same_episodes(mode):
+    kwargs = dict(num_envs=3, autoreset_mode=mode, max_steps=25, sticky_action_prob=0.3)
+    python = gymnasium.make_vec("maxatar/Breakout-v0", backend="python", **kwargs)
+    jaxed = gymnasium.make_vec("maxatar/Breakout-v0", backend="jax", **kwargs)
+    assert_same(python.reset(seed=1)[0], jaxed.reset(seed=1)[0])
+    rng = np.random.default_rng(1)
+    for _ in range(80):
+        actions = rng.integers(0, 6, 3)
+        outs = [env.step(actions) for env in (python, jaxed)]
+        assert_same(outs[0][:4], outs[1][:4])
+        assert sorted(outs[0][4]) == sorted(outs[1][4])
+        if mode == "same_step":
+            done = outs[0][4]["_final_obs"]
+            np.testing.assert_array_equal(done, outs[1][4]["_final_obs"])
+            np.testing.assert_array_equal(outs[0][4]["final_obs"][done], np.asarray(outs[1][4]["final_obs"])[done])
+        if mode == "disabled" and (outs[0][2] | outs[0][3]).any():
+            mask = outs[0][2] | outs[0][3]
+            assert_same(*[env.reset(options={"reset_mask": mask})[0] for env in (python, jaxed)])
+        assert_same(python.state, jaxed.state)
+
+
+def test_backend_choice_and_bad_input():
+    assert MaxAtarVectorEnv("Breakout-v0", PYTHON_MAX_ENVS).backend == "python"
+    assert MaxAtarVectorEnv("Breakout-v0", PYTHON_MAX_ENVS + 1).backend == "jax"
+    assert MaxAtarVectorEnv("Breakout-v0", 2, output="jax").backend == "jax"
+    assert MaxAtarEnv("Breakout-v0", output="jax").backend == "jax"
+    with pytest.raises(ValueError, match="backend"):
+        MaxAtarEnv("Breakout-v0", backend="numba")
+    with pytest.raises(ValueError, match="output='jax' needs backend='jax'"):
+        MaxAtarEnv("Breakout-v0", output="jax", backend="python")
+    with pytest.raises(ValueError, match="devices"):
+        MaxAtarVectorEnv("Breakout-v0", 2, devices=1, backend="python")
+    venv = MaxAtarVectorEnv("Breakout-v0", 2, backend="python")
+    venv.reset(seed=0)
+    for bad in (np.array([0, 6]), jax.numpy.array([-1, 0])):  # JAX arrays are checked too: twins index tables
+        with pytest.raises(ValueError, match="outside the action space"):
+            venv.step(bad)
+    with pytest.raises(ValueError, match="reset options"):
+        venv.reset(options={"difficulty": 3})
+    env = MaxAtarEnv("Breakout-v0")
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    with pytest.raises(ValueError, match="reset options"):
+        env.reset(options={"start": 1})
+    env.reset(seed=0)
+    with pytest.raises(TypeError, match="integer"):
+        env.step(True)
