@@ -422,7 +422,7 @@ class MaxAtarVectorEnv(VectorEnv):
             key = _seed_key(seed, self.np_random)
             if self.mesh is not None:
                 key = jax.device_put(key, replicated(self.mesh))
-            self._tape = Tape(key, (self.num_envs, self.env.num_draws + self.env.num_reset_uniforms), block=16)
+            self._tape = Tape(key, (self.num_envs, self.env.num_draws + self.env.num_reset_uniforms))
         if self._twins is not None:
             return self._reset_python(mask), {}
         state, pending = (self._state, self._pending) if mask is not None else (None, None)

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import uniform
+from maxatar.core import _raw_threefry_key, _threefry2x32, uniform
 
 
 def tape_row(key: jax.Array, t, shape: tuple[int, ...]) -> jax.Array:
@@ -31,17 +31,37 @@ def _rows(key: jax.Array, start, shape: tuple[int, ...], count: int) -> jax.Arra
     return jax.vmap(lambda t: tape_row(key, t, shape))(calls)
 
 
+def numpy_rows(raw_key: np.ndarray, start: int, shape: tuple[int, ...], count: int) -> np.ndarray:
+    """`_rows` in numpy, for a threefry key's raw (2,) uint32 data: no compile and no JAX call, which the
+    Python backend would otherwise pay on its first step and every block. `fold_in(key, t)` is the threefry
+    hash of the counter pair (0, t) (JAX's `threefry_seed` of a 32-bit t); `uniform` hashes (0, i) under
+    that key for element i and keeps 23 bits of `b0 ^ b1` as the mantissa (see `core.uniform`)."""
+    zeros = np.zeros(count, np.uint32)
+    calls = ((start + np.arange(count, dtype=np.uint64)) % 2**32).astype(np.uint32)
+    with np.errstate(over="ignore"):
+        k0, k1 = _threefry2x32(np.uint32(raw_key[0]), np.uint32(raw_key[1]), zeros, calls)
+        size = int(np.prod(shape, dtype=np.int64))
+        counter = np.arange(size, dtype=np.uint32)[None, :]
+        b0, b1 = _threefry2x32(k0[:, None], k1[:, None], np.zeros_like(counter), counter)
+    mantissa = ((b0 ^ b1) >> np.uint32(9)) | np.uint32(0x3F800000)
+    return (mantissa.view(np.float32) - np.float32(1.0)).reshape((count, *shape))
+
+
 class Tape:
     """A position on one seed's tape. `next_call()` hands the JAX backend the counter of the next call;
     `next_row()` hands the Python backend that call's row, as Python floats, from a block computed ahead."""
 
-    def __init__(self, key: jax.Array, shape: tuple[int, ...], block: int = 256):
+    def __init__(self, key: jax.Array, shape: tuple[int, ...], block: int | None = None):
         self.key = key
         self.shape = tuple(shape)
         self.position = 0
-        self._block_size = max(1, int(block))
+        # numpy's per-call overhead dominates small blocks: about 64k uniforms a block costs ~10 ns each.
+        size = int(np.prod(self.shape, dtype=np.int64))
+        self._block_size = max(1, int(block)) if block is not None else max(1, min(4096, 65536 // max(1, size)))
         self._block: list = []
         self._block_start = 0
+        raw = _raw_threefry_key(key)
+        self._raw_key = None if raw is None else np.asarray(raw)  # None: another PRNG, rows come from JAX
 
     def next_call(self) -> np.uint32:
         t = self.position
@@ -52,7 +72,10 @@ class Tape:
         t = self.position
         offset = t - self._block_start
         if not 0 <= offset < len(self._block):
-            rows = _rows(self.key, np.uint32(t % 2**32), self.shape, self._block_size)
-            self._block, self._block_start, offset = np.asarray(rows).tolist(), t, 0
+            if self._raw_key is not None:
+                rows = numpy_rows(self._raw_key, t, self.shape, self._block_size)
+            else:
+                rows = np.asarray(_rows(self.key, np.uint32(t % 2**32), self.shape, self._block_size))
+            self._block, self._block_start, offset = rows.tolist(), t, 0
         self.position += 1
         return self._block[offset]

@@ -96,3 +96,17 @@ def test_backend_choice_and_bad_input():
     env.reset(seed=0)
     with pytest.raises(TypeError, match="integer"):
         env.step(True)
+
+
+def test_numpy_tape_equals_the_jitted_tape():
+    """The Python backend computes its rows in numpy; the JAX backend with `tape_row` inside the step."""
+    from maxatar.tape import Tape, _rows, numpy_rows, tape_row
+
+    for seed, start, shape, count in [(0, 0, (3,), 5), (12345, 2**32 - 3, (4, 7), 6), (99, 1000, (17,), 40)]:
+        key = jax.random.key(seed)
+        expected = np.asarray(_rows(key, np.uint32(start % 2**32), shape, count))
+        np.testing.assert_array_equal(numpy_rows(np.asarray(jax.random.key_data(key)), start, shape, count), expected)
+        np.testing.assert_array_equal(np.asarray(tape_row(key, np.uint32(start + 1), shape)), expected[1])
+    tape = Tape(jax.random.key(7), (2,), block=3)
+    rows = [tape.next_row() for _ in range(7)]  # crosses two block boundaries
+    np.testing.assert_array_equal(np.array(rows, np.float32), np.asarray(_rows(jax.random.key(7), np.uint32(0), (2,), 7)))
