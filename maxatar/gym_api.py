@@ -274,7 +274,7 @@ def _single_step(env: Environment, key, call, state, action, params):
 
 
 def _check_backend(backend: str, output: str) -> str:
-    """"python" or "jax" from the user's choice; JAX outputs come from the JAX backend."""
+    """ "python" or "jax" from the user's choice; JAX outputs come from the JAX backend."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if backend == "python" and output == "jax":

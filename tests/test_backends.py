@@ -109,4 +109,6 @@ def test_numpy_tape_equals_the_jitted_tape():
         np.testing.assert_array_equal(np.asarray(tape_row(key, np.uint32(start + 1), shape)), expected[1])
     tape = Tape(jax.random.key(7), (2,), block=3)
     rows = [tape.next_row() for _ in range(7)]  # crosses two block boundaries
-    np.testing.assert_array_equal(np.array(rows, np.float32), np.asarray(_rows(jax.random.key(7), np.uint32(0), (2,), 7)))
+    np.testing.assert_array_equal(
+        np.array(rows, np.float32), np.asarray(_rows(jax.random.key(7), np.uint32(0), (2,), 7))
+    )
