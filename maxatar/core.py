@@ -117,8 +117,14 @@ def uniform(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
     raw = _raw_threefry_key(key)
     if raw is None or size >= 2**32:
         return jax.random.uniform(key, shape)
+    return threefry_uniform(raw[0], raw[1], shape)
+
+
+def threefry_uniform(k0, k1, shape: tuple[int, ...]) -> jax.Array:
+    """`uniform` for the threefry key whose raw words are (k0, k1)."""
+    size = int(np.prod(shape, dtype=np.int64))
     counter = jax.lax.iota(jnp.uint32, size).reshape(shape)
-    b0, b1 = _threefry2x32(raw[0], raw[1], jnp.zeros(shape, jnp.uint32), counter)
+    b0, b1 = _threefry2x32(k0, k1, jnp.zeros(shape, jnp.uint32), counter)
     mantissa = ((b0 ^ b1) >> np.uint32(9)) | np.uint32(0x3F800000)
     # Materialized: otherwise XLA would recompute the whole hash inside every fusion that reads a uniform.
     return jax.lax.bitcast_convert_type(materialize(mantissa), jnp.float32) - np.float32(1.0)

@@ -16,12 +16,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import _raw_threefry_key, _threefry2x32, uniform
+from maxatar.core import _raw_threefry_key, _threefry2x32, threefry_uniform, uniform
 
 
 def tape_row(key: jax.Array, t, shape: tuple[int, ...]) -> jax.Array:
-    """Call t's uniforms (jittable; t a uint32 counter)."""
-    return uniform(jax.random.fold_in(key, t), shape)
+    """Call t's uniforms (jittable; t a uint32 counter). For threefry keys the fold-in is the hash written
+    out (`core._threefry2x32`, the bits of `jax.random.fold_in`), which XLA fuses instead of running JAX's
+    threefry as a rolled loop of small kernels on every call."""
+    raw = _raw_threefry_key(key)
+    if raw is None:
+        return uniform(jax.random.fold_in(key, t), shape)
+    k0, k1 = _threefry2x32(raw[0], raw[1], jnp.uint32(0), jnp.asarray(t, jnp.uint32))
+    return threefry_uniform(k0, k1, tuple(shape))
 
 
 @partial(jax.jit, static_argnums=(2, 3))

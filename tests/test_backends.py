@@ -107,6 +107,8 @@ def test_numpy_tape_equals_the_jitted_tape():
         expected = np.asarray(_rows(key, np.uint32(start % 2**32), shape, count))
         np.testing.assert_array_equal(numpy_rows(np.asarray(jax.random.key_data(key)), start, shape, count), expected)
         np.testing.assert_array_equal(np.asarray(tape_row(key, np.uint32(start + 1), shape)), expected[1])
+        anchor = jax.random.uniform(jax.random.fold_in(key, np.uint32((start + 2) % 2**32)), shape)  # the definition
+        np.testing.assert_array_equal(np.asarray(anchor), expected[2])
     tape = Tape(jax.random.key(7), (2,), block=3)
     rows = [tape.next_row() for _ in range(7)]  # crosses two block boundaries
     np.testing.assert_array_equal(

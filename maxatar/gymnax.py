@@ -1,0 +1,349 @@
+"""A gymnax-compatible front end: PureJaxRL / purejaxql style code runs unchanged apart from the import.
+
+    from maxatar import gymnax                    # instead of `import gymnax`
+    env, env_params = gymnax.make("Breakout-MinAtar")
+    obs, state = env.reset(key, env_params)
+    obs, state, reward, done, info = env.step(key, state, action, env_params)   # auto-resets, like gymnax
+
+The environment underneath is the pure MaxAtar environment (exact MinAtar dynamics) and `step` is
+`maxatar.AutoReset.step`, bit for bit, so everything works under `jit`, `vmap` and `lax.scan` with traced params,
+exactly as the pure environment does. The API is gymnax's five-value one (`done`, as PureJaxRL and purejaxql
+expect; gymnax 1.0 moved to six values), and `info` tells termination and truncation apart.
+
+Defaults are MinAtar's own setting, the one its published results use: sticky actions with probability 0.1, the
+full action set (six actions) and difficulty ramping, with no time limit. gymnax's MinAtar differs: no sticky
+actions, the minimal action set, and a time limit (`max_steps_in_episode`, 1000 steps for most games).
+Each of those is one keyword away, and `GYMNAX_SETTINGS[env_id]` holds all of them:
+
+    gymnax.make("Breakout-MinAtar", use_minimal_action_set=True, sticky_action_prob=0.0, max_steps_in_episode=1000)
+    gymnax.make("Breakout-MinAtar", **gymnax.GYMNAX_SETTINGS["Breakout-MinAtar"])          # the same
+
+Observations keep MaxAtar's dtypes (bool for the games, 4x smaller than gymnax's float32 in a replay buffer;
+float32 for CartPole); flax layers promote bool inputs to float32 by themselves.
+This module never imports gymnax.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from maxatar.core import AutoReset, Environment, EnvParams, EnvState, uniform, uniform_to_int
+from maxatar.registry import canonical_name, registered_ids
+from maxatar.registry import make as maxatar_make
+
+__all__ = ["GYMNAX_IDS", "GYMNAX_SETTINGS", "Box", "Discrete", "GymnaxEnv", "make", "registered_envs"]
+
+# gymnax's environment names -> MaxAtar's ids.
+GYMNAX_IDS: dict[str, str] = {
+    "Breakout-MinAtar": "Breakout-v0",
+    "Asterix-MinAtar": "Asterix-v0",
+    "Freeway-MinAtar": "Freeway-v0",
+    "SpaceInvaders-MinAtar": "SpaceInvaders-v0",
+    "Seaquest-MinAtar": "Seaquest-v0",
+    "CartPole-v1": "CartPole-v1",
+}
+
+
+def _gymnax_setting(max_steps: int) -> dict[str, Any]:
+    """gymnax's MinAtar setting: its minimal action set, no sticky actions, and its per-game time limit."""
+    return {"use_minimal_action_set": True, "sticky_action_prob": 0.0, "max_steps_in_episode": max_steps}
+
+
+# The keywords that reproduce gymnax's defaults (gymnax 0.0.9 and 1.0.1 agree on these), so a comparison with
+# gymnax, or a run meant to match a gymnax-based paper, is `make(env_id, **GYMNAX_SETTINGS[env_id])`.
+# CartPole's defaults already are gymnax's (and Gymnasium's): no sticky actions, 500 steps.
+GYMNAX_SETTINGS: dict[str, dict[str, Any]] = {
+    "Breakout-MinAtar": _gymnax_setting(1000),
+    "Asterix-MinAtar": _gymnax_setting(1000),
+    "Freeway-MinAtar": _gymnax_setting(2500),
+    "SpaceInvaders-MinAtar": _gymnax_setting(1000),
+    "Seaquest-MinAtar": _gymnax_setting(1000),
+    "CartPole-v1": {"sticky_action_prob": 0.0, "max_steps_in_episode": 500},
+}
+
+
+# --- spaces -----------------------------------------------------------------------------------------------
+
+
+class Discrete:
+    """The integers {0, ..., n - 1}: gymnax's `spaces.Discrete`, so code that samples random actions with
+    `env.action_space(params).sample(key)` or sizes a policy head with `.n` runs unchanged (without gymnax)."""
+
+    def __init__(self, n: int, dtype: Any = jnp.int32):
+        if int(n) < 1:
+            raise ValueError(f"Discrete needs at least one element, got n={n!r}")
+        self.n = int(n)
+        self.shape: tuple[int, ...] = ()
+        self.dtype = jnp.dtype(dtype)
+
+    def __repr__(self) -> str:
+        return f"Discrete({self.n})"
+
+    def sample(self, key: jax.Array) -> jax.Array:
+        """A uniformly random element (jittable, vmappable over keys): PureJaxRL's random-action baseline and
+        epsilon-greedy exploration call this."""
+        # MaxAtar's uniform (bit for bit jax.random.uniform) compiles and runs several times faster on CPU than
+        # jax.random.randint; n is far below 2**24, so floor(u * n) is uniform up to a negligible bias.
+        return uniform_to_int(uniform(key, self.shape), 0, self.n).astype(self.dtype)
+
+    def contains(self, x) -> jax.Array:
+        """Whether `x` is one element of the space (a scalar integer value in range), as a bool array, so it
+        can be checked inside `jit`. Shapes other than () are not elements (`vmap` it for a batch)."""
+        x = jnp.asarray(x)
+        if x.shape != self.shape:
+            return jnp.bool_(False)
+        inside = (x >= 0) & (x < self.n)
+        if not jnp.issubdtype(x.dtype, jnp.integer) and x.dtype != jnp.bool_:
+            inside &= x == jnp.floor(x)
+        return inside
+
+
+class Box:
+    """An array of fixed shape and dtype with elementwise bounds: gymnax's `spaces.Box`, so code that reads
+    `observation_space(params).shape` (network init, buffers) or `.low`/`.high`/`.dtype` runs unchanged.
+
+    `low` and `high` are kept as given: scalars where the bound is the same everywhere (as gymnax's MinAtar
+    spaces, which wrappers reshaping the observation rely on), numpy arrays otherwise."""
+
+    def __init__(self, low, high, shape: tuple[int, ...], dtype: Any = jnp.float32):
+        self.low = low
+        self.high = high
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = jnp.dtype(dtype)
+
+    def __repr__(self) -> str:
+        return f"Box(low={self.low!r}, high={self.high!r}, shape={self.shape}, dtype={self.dtype.name})"
+
+    def _bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        low = np.broadcast_to(np.asarray(self.low, np.float64), self.shape)
+        high = np.broadcast_to(np.asarray(self.high, np.float64), self.shape)
+        return low, high
+
+    def sample(self, key: jax.Array) -> jax.Array:
+        """A random element (jittable): uniform where both bounds are finite, as Gymnasium does otherwise
+        (normal where unbounded, shifted exponential where bounded on one side), so the sample is always a
+        finite member of the space, which gymnax's uniform draw between infinite bounds is not."""
+        u = uniform(key, self.shape)  # one uniform per element (fast on CPU), mapped per kind of bound
+        if self.dtype == jnp.bool_:
+            return u < 0.5
+        low, high = self._bounds()
+        if jnp.issubdtype(self.dtype, jnp.integer):
+            return uniform_to_int(u, low.astype(np.int32), high.astype(np.int32) + 1).astype(self.dtype)
+        has_low, has_high = np.isfinite(low), np.isfinite(high)
+        lo, hi = np.where(has_low, low, 0.0).astype(np.float32), np.where(has_high, high, 0.0).astype(np.float32)
+        expo = -jnp.log1p(-u)
+        normal = np.float32(np.sqrt(2.0)) * jax.lax.erf_inv(jnp.maximum(2.0 * u - 1.0, np.float32(-1 + 2**-23)))
+        x = jnp.where(
+            has_low & has_high,
+            lo + u * (hi - lo),
+            jnp.where(has_low, lo + expo, jnp.where(has_high, hi - expo, normal)),
+        )
+        return x.astype(self.dtype)
+
+    def contains(self, x) -> jax.Array:
+        """Whether `x` has the space's shape and lies within the bounds everywhere (NaN never does), as a bool
+        array, so it can be checked inside `jit`."""
+        x = jnp.asarray(x)
+        if x.shape != self.shape:
+            return jnp.bool_(False)
+        low, high = self._bounds()
+        return jnp.all((x >= low.astype(np.float32)) & (x <= high.astype(np.float32)))
+
+
+def observation_box(env: Environment) -> Box:
+    """The observation space of a MaxAtar environment in gymnax form, from its static description (the same
+    bounds as `maxatar.gym_api.observation_space`)."""
+    shape = tuple(env.obs_shape)
+    if env.obs_dtype == jnp.bool_:
+        return Box(0, 1, shape, jnp.bool_)
+    if jnp.issubdtype(env.obs_dtype, jnp.integer):
+        return Box(0, int(env.obs_nvec) - 1, shape, env.obs_dtype)
+    high = np.broadcast_to(np.asarray(getattr(env, "obs_high", np.inf), np.float32), shape)
+    return Box(-high, high, shape, jnp.float32)
+
+
+# --- the environment ----------------------------------------------------------------------------------------
+
+
+def _params_key(params) -> tuple:
+    """A hashable fingerprint of concrete params, so two facades with different defaults never share a trace."""
+    leaves, treedef = jax.tree.flatten(params)
+    return (treedef, tuple((np.asarray(v).dtype.str, np.shape(v), np.asarray(v).tobytes()) for v in leaves))
+
+
+class GymnaxEnv:
+    """A MaxAtar environment behind gymnax's `Environment` interface.
+
+    `reset`/`step` are gymnax's (with same-step auto-reset), `reset_env`/`step_env` the plain ones; both take
+    `params=None` for the defaults. The object is hashable and its methods are jitted with it static, as
+    gymnax's are, so it can be called eagerly at compiled speed or passed as a static argument. `env` is the
+    pure environment and `auto` its `AutoReset`, for code that wants MaxAtar's six-value API.
+    """
+
+    def __init__(self, env: Environment, params: EnvParams, name: str):
+        self.env = env
+        self.auto = AutoReset(env)
+        self._default_params = params
+        self._name = name
+        self.obs_shape = tuple(env.obs_shape)
+
+    # Static configuration: equality and hashing make the object a valid static jit argument.
+    def _key(self) -> tuple:
+        return (self.env, self._name, _params_key(self._default_params))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, GymnaxEnv) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"GymnaxEnv({self._name!r}, {self.env!r})"
+
+    @property
+    def default_params(self) -> EnvParams:
+        """The params `make` was given (a property, as in gymnax, which PureJaxRL reads as `env.default_params`)."""
+        return self._default_params
+
+    @property
+    def name(self) -> str:
+        """The id the environment was made with (gymnax's name, or `maxatar/...`), for logs and run names."""
+        return self._name
+
+    @property
+    def num_actions(self) -> int:
+        """Size of the action set in use (6 for the full MinAtar set), for sizing a policy or Q head."""
+        return self.env.num_actions
+
+    def action_space(self, params: EnvParams | None = None) -> Discrete:
+        """gymnax's action space; the action count is static, so `params` is accepted and ignored."""
+        return Discrete(self.env.num_actions)
+
+    def observation_space(self, params: EnvParams | None = None) -> Box:
+        """gymnax's observation space (shape, dtype, bounds); static, so `params` is accepted and ignored."""
+        return observation_box(self.env)
+
+    def _params(self, params):
+        return self._default_params if params is None else params
+
+    def _check_action(self, action) -> None:
+        """Outside `jit`, a bad action raises here (as MaxAtar's `step` does) instead of being clipped silently
+        inside the compiled step; a traced action passes through to the pure environment's own checks."""
+        if not isinstance(action, jax.core.Tracer):
+            self.env._check_action(action)
+
+    def reset(self, key: jax.Array, params: EnvParams | None = None) -> tuple[jax.Array, EnvState]:
+        """gymnax's `reset(key, params) -> (obs, state)`: start an episode (MaxAtar's `reset`)."""
+        return self._reset(key, params)
+
+    def step(self, key: jax.Array, state: EnvState, action, params: EnvParams | None = None):
+        """gymnax's `step(key, state, action, params) -> (obs, state, reward, done, info)`, which resets a
+        finished episode in the same step (the returned obs and state start the next episode; reward and done
+        describe the finished step), as PureJaxRL's rollouts expect.
+
+        It is `maxatar.AutoReset.step` bit for bit: one uniform draw covers the step and the reset, and the
+        sticky action carries over the reset as in MinAtar. `done = terminated | truncated`;
+        `info["discount"]` is gymnax's `1 - done`, and `info["terminated"]`/`info["truncated"]` tell a real
+        end (bootstrap with 0) from a time limit (bootstrap with the value)."""
+        self._check_action(action)
+        return self._step(key, state, action, params)
+
+    def reset_env(self, key: jax.Array, params: EnvParams | None = None) -> tuple[jax.Array, EnvState]:
+        """gymnax's environment-specific reset; the same as `reset` (gymnax code calls either)."""
+        return self._reset(key, params)
+
+    def step_env(self, key: jax.Array, state: EnvState, action, params: EnvParams | None = None):
+        """gymnax's step without the auto-reset, for code that manages episodes itself (evaluation loops,
+        the last observation of an episode): a terminated state stays frozen with reward 0, as in MinAtar."""
+        self._check_action(action)
+        return self._step_env(key, state, action, params)
+
+    def get_obs(self, state: EnvState, params: EnvParams | None = None, key: jax.Array | None = None) -> jax.Array:
+        """gymnax's observation of a state (deterministic: `params` and `key` are accepted and ignored)."""
+        return self.env.observation(state)
+
+    def is_terminal(self, state: EnvState, params: EnvParams | None = None) -> jax.Array:
+        """gymnax's `is_terminal`: the game ended or the time limit was reached, i.e. the `done` of the step
+        that produced `state` (before any auto-reset)."""
+        params = self._params(params)
+        return state.terminated | ((params.max_steps > 0) & (state.time >= params.max_steps))
+
+    def discount(self, state: EnvState, params: EnvParams | None = None) -> jax.Array:
+        """gymnax's discount: 0.0 at a terminal state (`is_terminal`), 1.0 otherwise."""
+        return jnp.where(self.is_terminal(state, params), 0.0, 1.0).astype(jnp.float32)
+
+    @partial(jax.jit, static_argnums=0)
+    def _reset(self, key, params):
+        return self.env.reset(key, self._params(params))
+
+    @partial(jax.jit, static_argnums=0)
+    def _step(self, key, state, action, params):
+        obs, state, reward, terminated, truncated, info = self.auto.step(key, state, action, self._params(params))
+        return obs, state, reward, *_gymnax_flags(terminated, truncated, info)
+
+    @partial(jax.jit, static_argnums=0)
+    def _step_env(self, key, state, action, params):
+        obs, state, reward, terminated, truncated, info = self.env.step(key, state, action, self._params(params))
+        return obs, state, reward, *_gymnax_flags(terminated, truncated, info)
+
+
+def _gymnax_flags(terminated, truncated, info) -> tuple[jax.Array, dict]:
+    """MaxAtar's two flags as gymnax's one `done`, keeping both in `info` with gymnax's `discount`."""
+    done = terminated | truncated
+    info = {**info, "discount": 1.0 - done.astype(jnp.float32), "terminated": terminated, "truncated": truncated}
+    return done, info
+
+
+# --- make -------------------------------------------------------------------------------------------------
+
+
+def registered_envs() -> list[str]:
+    """Every id `make` accepts: gymnax's names, then MaxAtar's own ids."""
+    return [*GYMNAX_IDS, *registered_ids()]
+
+
+def make(env_id: str, **env_kwargs) -> tuple[GymnaxEnv, EnvParams]:
+    """gymnax's `make(env_id, **env_kwargs) -> (env, env_params)`, so switching a PureJaxRL script from gymnax
+    to MaxAtar is a change of import.
+
+    `env_id` is a gymnax name (`Breakout-MinAtar`, `Asterix-MinAtar`, `Freeway-MinAtar`,
+    `SpaceInvaders-MinAtar`, `Seaquest-MinAtar`, `CartPole-v1`) or any id `maxatar.make` takes
+    (`maxatar/Doors-v0`, ...). Defaults are MinAtar's setting (sticky 0.1, full action set, ramping, no time
+    limit; CartPole: no sticky actions, 500 steps). Keywords:
+
+    * `use_minimal_action_set` (gymnax's name): True for the game's minimal action set (gymnax's default);
+      MaxAtar's `full_action_space` is accepted too.
+    * `max_steps_in_episode` (gymnax's params field) or `max_steps`: the time limit, reported as truncation
+      (0 = none); `sticky_action_prob`, `difficulty_ramping` and a game's own params fields.
+    * anything else goes to the environment's constructor, as `maxatar.make` does (for example Doors' `size`).
+
+    `GYMNAX_SETTINGS[env_id]` holds the keywords that reproduce gymnax's own defaults.
+    """
+    if not isinstance(env_id, str):
+        raise TypeError(f"env_id must be a string, got {env_id!r}")
+    kwargs = dict(env_kwargs)
+    if "use_minimal_action_set" in kwargs:
+        minimal = kwargs.pop("use_minimal_action_set")
+        if not isinstance(minimal, bool):
+            raise TypeError(f"use_minimal_action_set must be True or False, got {minimal!r}")
+        if "full_action_space" in kwargs:
+            raise TypeError("give use_minimal_action_set or full_action_space, not both")
+        kwargs["full_action_space"] = not minimal
+    if "max_steps_in_episode" in kwargs:
+        if "max_steps" in kwargs:
+            raise TypeError("give max_steps_in_episode or max_steps, not both (they are the same setting)")
+        kwargs["max_steps"] = kwargs.pop("max_steps_in_episode")
+
+    if env_id in GYMNAX_IDS:
+        maxatar_id, name = GYMNAX_IDS[env_id], env_id
+    elif canonical_name(env_id) in {canonical_name(i) for i in registered_ids()}:
+        maxatar_id, name = env_id, f"maxatar/{canonical_name(env_id)}"
+    else:
+        raise ValueError(f"unknown environment id {env_id!r}; known ids: {', '.join(registered_envs())}")
+    env, params = maxatar_make(maxatar_id, **kwargs)
+    return GymnaxEnv(env, params, name), params

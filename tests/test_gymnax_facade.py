@@ -1,0 +1,203 @@
+"""`maxatar.gymnax`: gymnax's API over the pure environments, checked with a PureJaxRL-style rollout.
+
+One jitted program rolls out Breakout-MinAtar and CartPole-v1 (8 environments, 64 steps each, vmap inside
+`lax.scan`, params traced) twice: through the facade and through `maxatar.AutoReset` with the same keys, so the
+facade is shown to be AutoReset itself, not merely shaped like it. The rest needs no compilation or only
+CartPole's small one.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from maxatar import gymnax
+from maxatar.core import AutoReset
+
+N, T = 8, 64
+BREAKOUT_LIMIT = 12  # below T, so time-limit truncations happen alongside terminations
+
+
+def rollout(env, params, key, autoreset=None):
+    """PureJaxRL's rollout shape: reset a batch, then scan vmapped steps with random actions. With
+    `autoreset`, step through that `AutoReset` (MaxAtar's six values) instead of the facade's `step`."""
+    key, k_reset = jax.random.split(key)
+    obs, state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(k_reset, N), params)
+
+    def body(carry, key):
+        obs, state = carry
+        k_act, k_step = jax.random.split(key)
+        action = jax.vmap(env.action_space(params).sample)(jax.random.split(k_act, N))
+        keys = jax.random.split(k_step, N)
+        if autoreset is None:
+            obs, state, reward, done, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(keys, state, action, params)
+            flags = (info["terminated"], info["truncated"], done, info["discount"])
+        else:
+            obs, state, reward, term, trunc, _ = jax.vmap(autoreset.step, in_axes=(0, 0, 0, None))(
+                keys, state, action, params
+            )
+            flags = (term, trunc, term | trunc, 1.0 - (term | trunc).astype(jnp.float32))
+        return (obs, state), (obs, state, action, reward, flags)
+
+    _, trajectory = jax.lax.scan(body, (obs, state), jax.random.split(key, T))
+    return obs, trajectory
+
+
+BREAKOUT, BREAKOUT_PARAMS = gymnax.make("Breakout-MinAtar", max_steps_in_episode=BREAKOUT_LIMIT)
+CARTPOLE, CARTPOLE_PARAMS = gymnax.make("CartPole-v1")
+
+
+@jax.jit
+def run_all(key, breakout_params, cartpole_params):
+    """Both games, facade and AutoReset, in one compiled program (params are traced arguments)."""
+    out = {}
+    for name, env, params in (("breakout", BREAKOUT, breakout_params), ("cartpole", CARTPOLE, cartpole_params)):
+        out[name] = rollout(env, params, key)
+        out[name + "_auto"] = rollout(env, params, key, AutoReset(env.env))
+        # The observations a fresh episode can start from (Breakout: ball left or right).
+        out[name + "_fresh"] = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(key, 64), params)[0]
+    return out
+
+
+@pytest.fixture(scope="module")
+def results():
+    return jax.device_get(run_all(jax.random.key(0), BREAKOUT_PARAMS, CARTPOLE_PARAMS))
+
+
+@pytest.mark.parametrize("name", ["breakout", "cartpole"])
+def test_rollout_shapes_and_dtypes(results, name):
+    env = {"breakout": BREAKOUT, "cartpole": CARTPOLE}[name]
+    first_obs, (obs, state, action, reward, (term, trunc, done, discount)) = results[name]
+    space = env.observation_space(env.default_params)
+    assert first_obs.shape == (N, *space.shape) and first_obs.dtype == space.dtype
+    assert obs.shape == (T, N, *space.shape) and obs.dtype == space.dtype
+    assert action.shape == (T, N) and action.dtype == jnp.int32
+    assert reward.shape == (T, N) and reward.dtype == jnp.float32
+    for flag in (term, trunc, done):
+        assert flag.shape == (T, N) and flag.dtype == jnp.bool_
+    assert discount.dtype == jnp.float32
+    np.testing.assert_array_equal(done, term | trunc)
+    np.testing.assert_array_equal(discount, 1.0 - done)
+    assert ((action >= 0) & (action < env.num_actions)).all() and len(np.unique(action)) == env.num_actions
+
+
+@pytest.mark.parametrize("name", ["breakout", "cartpole"])
+def test_step_is_autoreset_exactly(results, name):
+    """Same keys, same everything: observations, states, rewards and flags, bit for bit."""
+    facade, auto = results[name], results[name + "_auto"]
+    for a, b in zip(jax.tree.leaves(facade), jax.tree.leaves(auto), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", ["breakout", "cartpole"])
+def test_done_episodes_reset_in_the_same_step(results, name):
+    env = {"breakout": BREAKOUT, "cartpole": CARTPOLE}[name]
+    _, (obs, state, _, reward, (term, trunc, done, _)) = results[name]
+    assert term.any(), "the rollout should contain terminations"
+    if name == "breakout":
+        assert (trunc & ~term).any(), "the rollout should contain time-limit truncations"
+        assert (state.time <= BREAKOUT_LIMIT).all()
+    # A done step returns the next episode's first state and observation.
+    assert (state.time[done] == 0).all() and not state.terminated[done].any()
+    assert (state.time[~done] > 0).all()
+    fresh = {o.tobytes() for o in results[name + "_fresh"]}
+    if name == "breakout":
+        assert len(fresh) == 2  # the ball starts on the left or the right
+        assert all(o.tobytes() in fresh for o in obs[done])
+    else:
+        assert (np.abs(obs[done]) <= 0.05).all()  # CartPole starts uniformly in [-0.05, 0.05]
+    np.testing.assert_array_equal(obs, jax.vmap(jax.vmap(env.get_obs))(state))
+
+
+def test_names_action_sets_and_defaults():
+    env, params = gymnax.make("Breakout-MinAtar")
+    assert env.name == "Breakout-MinAtar" and env.default_params is params
+    assert env.num_actions == 6 and env.action_space(params).n == 6  # MinAtar's full set by default
+    assert params.sticky_action_prob == pytest.approx(0.1) and params.difficulty_ramping and params.max_steps == 0
+    assert env.observation_space(params).shape == (10, 10, 4) and env.obs_shape == (10, 10, 4)
+
+    minimal, params = gymnax.make("Breakout-MinAtar", use_minimal_action_set=True)
+    assert minimal.num_actions == 3 and minimal.action_space().n == 3 and minimal.env.action_set == (0, 1, 3)
+    assert minimal != env and gymnax.make("Breakout-MinAtar")[0] == env
+    env, params = gymnax.make("Breakout-MinAtar", **gymnax.GYMNAX_SETTINGS["Breakout-MinAtar"])
+    assert (env.num_actions, params.sticky_action_prob, params.max_steps) == (3, 0.0, 1000)
+    assert gymnax.make("Breakout-MinAtar", max_steps=7)[1].max_steps == 7
+
+    for gymnax_id, n_actions in [("Asterix-MinAtar", 5), ("Freeway-MinAtar", 3), ("SpaceInvaders-MinAtar", 4)]:
+        assert gymnax.make(gymnax_id)[0].num_actions == 6
+        assert gymnax.make(gymnax_id, use_minimal_action_set=True)[0].num_actions == n_actions
+    seaquest, params = gymnax.make("Seaquest-MinAtar")
+    assert seaquest.observation_space(params).shape == (10, 10, 10) and params.sticky_action_prob == pytest.approx(0.1)
+
+    cartpole, params = gymnax.make("CartPole-v1")
+    assert cartpole.num_actions == 2 and params.sticky_action_prob == 0.0 and params.max_steps == 500
+    assert gymnax.make("maxatar/Breakout-v0")[0].name == "maxatar/Breakout-v0"
+    assert gymnax.make("maxatar/Doors-v0", size=5)[0].observation_space().shape == (25,)
+
+
+def test_bad_ids_and_keywords_raise_clearly():
+    with pytest.raises(ValueError, match=r"unknown environment id 'Pong-misc'.*Breakout-MinAtar.*maxatar/Doors-v0"):
+        gymnax.make("Pong-misc")
+    with pytest.raises(ValueError, match="unknown environment id"):
+        gymnax.make("Breakout-v1")
+    with pytest.raises(TypeError, match="not both"):
+        gymnax.make("Breakout-MinAtar", max_steps=5, max_steps_in_episode=5)
+    with pytest.raises(TypeError, match="use_minimal_action_set"):
+        gymnax.make("Breakout-MinAtar", use_minimal_action_set="yes")
+    with pytest.raises(ValueError, match="single action set"):
+        gymnax.make("CartPole-v1", use_minimal_action_set=True)
+    with pytest.raises(ValueError, match="sticky_action_prob"):
+        gymnax.make("Breakout-MinAtar", sticky_action_prob=1.5)
+
+
+def test_spaces_sample_and_contains():
+    keys = jax.random.split(jax.random.key(1), 256)
+    envs = [gymnax.make(env_id) for env_id in ("Breakout-MinAtar", "CartPole-v1", "maxatar/Doors-v0")]
+    discrete, boxes = gymnax.Discrete(3), [env.observation_space(params) for env, params in envs]
+
+    @jax.jit
+    def sample_and_check(keys):  # one small compilation: eager vmapped sampling dispatches op by op
+        actions = jax.vmap(discrete.sample)(keys)
+        samples = [jax.vmap(box.sample)(keys[:16]) for box in boxes]
+        inside = [jax.vmap(box.contains)(x) for box, x in zip(boxes, samples, strict=True)]
+        starts = [box.contains(env.reset(keys[0], params)[0]) for box, (env, params) in zip(boxes, envs, strict=True)]
+        return actions, jax.vmap(discrete.contains)(actions), samples, inside, starts
+
+    actions, actions_inside, samples, inside, starts = sample_and_check(keys)
+    assert all(starts)
+    assert actions.dtype == jnp.int32 and set(np.unique(actions).tolist()) == {0, 1, 2} and actions_inside.all()
+    assert [bool(discrete.contains(x)) for x in (0, 2, 3, -1, 1.5, 1.0)] == [True, True, False, False, False, True]
+    assert not discrete.contains(jnp.zeros(2, jnp.int32))  # a batch is not an element
+
+    for box, x, ok in zip(boxes, samples, inside, strict=True):
+        assert x.shape == (16, *box.shape) and x.dtype == box.dtype
+        assert ok.all() and np.isfinite(np.asarray(x, np.float32)).all()
+        assert len(np.unique(np.asarray(x))) > 1
+        assert not box.contains(x)  # wrong shape
+    box = boxes[1]
+    assert not box.contains(jnp.array([5.0, 0.0, 0.0, 0.0])) and not box.contains(jnp.array([jnp.nan, 0, 0, 0]))
+    assert box.contains(jnp.array([4.8, 1e30, -0.4, -1e30]))
+
+
+def test_eager_calls_step_env_and_helpers():
+    """Eager use, as in an evaluation loop: jitted inside, bad actions raise, step_env never resets."""
+    env, params = CARTPOLE, CARTPOLE_PARAMS
+    obs, state = env.reset(jax.random.key(3))  # params=None means the defaults
+    with pytest.raises(ValueError, match="outside"):
+        env.step(jax.random.key(0), state, 2, params)
+    with pytest.raises(TypeError, match="integer"):
+        env.step_env(jax.random.key(0), state, 0.5, params)
+    key = jax.random.key(4)
+    for _ in range(200):
+        key, k = jax.random.split(key)
+        obs, state, reward, done, info = env.step_env(k, state, 1, params)  # always push right: falls soon
+        assert bool(env.is_terminal(state, params)) == bool(done)
+        assert float(env.discount(state, params)) == float(info["discount"]) == 1.0 - bool(done)
+        if done:
+            break
+    assert done and info["terminated"] and not info["truncated"] and reward == 1.0
+    obs, state, reward, done, info = env.step_env(key, state, 0, params)  # no auto-reset: stays terminated
+    assert done and reward == 0.0 and state.terminated and state.time > 1
+    np.testing.assert_array_equal(obs, env.get_obs(state))
