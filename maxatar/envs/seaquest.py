@@ -274,6 +274,7 @@ class Seaquest(Environment):
     obs_dtype: ClassVar[Any] = jnp.bool_
     num_reset_uniforms: ClassVar[int] = 0
     num_step_uniforms: ClassVar[int] = 5
+    twin: ClassVar[str | None] = "maxatar.twins.seaquest:SeaquestTwin"
 
     def init(self, draws: Any, params: EnvParams) -> SeaquestState:
         i8 = jnp.int8
