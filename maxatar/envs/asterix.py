@@ -74,6 +74,7 @@ class Asterix(Environment):
     obs_dtype: ClassVar[Any] = jnp.bool_
     num_reset_uniforms: ClassVar[int] = 0
     num_step_uniforms: ClassVar[int] = 3
+    twin: ClassVar[str | None] = "maxatar.twins.asterix:AsterixTwin"
 
     def init(self, draws: Any, params: EnvParams) -> AsterixState:
         i8 = jnp.int8

@@ -71,6 +71,7 @@ class Freeway(Environment):
     obs_dtype = jnp.bool_
     num_reset_uniforms = NUM_CARS
     num_step_uniforms = NUM_CARS
+    twin = "maxatar.twins.freeway:FreewayTwin"
 
     def reset_draws(self, uniforms: jax.Array, params) -> FreewayDraws:
         """One uniform per car gives both of its variates: the uniform itself is the direction draw, and its
