@@ -49,6 +49,7 @@ class Doors(Environment):
     obs_nvec = 4  # cell codes: empty, agent, wall, goal
     default_sticky_action_prob = 0.0
     default_max_steps = 100
+    twin = "maxatar.twins.doors:DoorsTwin"
 
     def __init__(self, size: int = 15, num_doors: int = 3):
         super().__init__()

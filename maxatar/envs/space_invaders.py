@@ -84,6 +84,7 @@ class SpaceInvaders(Environment):
     obs_dtype = jnp.bool_
     num_reset_uniforms: ClassVar[int] = 0
     num_step_uniforms: ClassVar[int] = 0
+    twin: ClassVar[str] = "maxatar.twins.space_invaders:SpaceInvadersTwin"
 
     def init(self, draws, params) -> SpaceInvadersState:
         empty = jnp.zeros(10, jnp.uint16)
