@@ -338,7 +338,8 @@ def test_window_shows_frames_and_closes():
 
 def test_keys_map_to_each_action_set():
     breakout_full, _ = maxatar.make("maxatar/Breakout-v0")
-    breakout_minimal, _ = maxatar.make("maxatar/Breakout-v0", full_action_space=False)  # game actions (0, 1, 3): no-op, left, right
+    # The minimal set's game actions are (0, 1, 3): no-op, left, right.
+    breakout_minimal, _ = maxatar.make("maxatar/Breakout-v0", full_action_space=False)
     cartpole, _ = maxatar.make("maxatar/CartPole-v1")
     doors, _ = maxatar.make("maxatar/Doors-v0")
     controls = [None, "left", "right", "up", "down", "fire"]

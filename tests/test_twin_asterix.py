@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import maxatar
 from maxatar.core import uniform
 from maxatar.twins import load_twin
-from tests.test_twins import assert_same_state, jax_play, twin_play
+from tests.test_twins import assert_twin_plays_as_jax
 
 STEPS = 1500  # ramps come every 102 steps: the ninth and last at step 918
 EDGES = np.array([0.0, 0.5, 1 / 3, 1 - 2**-24], np.float32)  # float32(1/3), as the JAX threshold
@@ -58,25 +58,6 @@ def lookahead_actions(env, params, rows, depth=3):
     return np.asarray(actions, np.int32)
 
 
-def assert_same_play(env, params, rows, actions):
-    """`tests.test_twins`'s comparison: every observation, reward, flag and state along the tape. Returns the
-    JAX states (numpy)."""
-    (obs0, state0), (obs, reward, terminated, truncated, pending, states) = jax.device_get(
-        jax_play(env, rows, actions, params)
-    )
-    (t_obs0, t_state0), out = twin_play(env, params, rows, actions)
-    np.testing.assert_array_equal(t_obs0, obs0)
-    assert_same_state(state0, t_state0, "reset")
-    for t, (o, r, te, tr, pe, s) in enumerate(out):
-        where = f"row {t + 1} ({'reset' if pe else 'step'}, action {actions[t]})"
-        np.testing.assert_array_equal(o, obs[t], err_msg=where)
-        assert o.dtype == obs.dtype, where
-        assert type(r) is float and r == float(reward[t]), f"{where}: reward {r} != {reward[t]}"
-        assert (te, tr) == (bool(terminated[t]), bool(truncated[t])), where
-        assert_same_state(jax.tree.map(lambda x, t=t: x[t], states), s, where)
-    return states
-
-
 def play_and_compare(seed, ramping, edge_rate):
     """Tape `seed` (with a share `edge_rate` of uniforms replaced by threshold values), the lookahead player's
     actions, and the twin and JAX game compared along it. Returns the JAX states."""
@@ -86,7 +67,7 @@ def play_and_compare(seed, ramping, edge_rate):
     edge = rng.random(rows.shape) < edge_rate
     rows[edge] = rng.choice(EDGES, int(edge.sum()))
     actions = lookahead_actions(env, params, rows.tolist())
-    return assert_same_play(env, params, rows, actions)
+    return assert_twin_plays_as_jax(env, params, rows, actions)[5]
 
 
 def test_every_ramp_and_the_fastest_difficulty():

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import maxatar
 from maxatar.core import uniform
-from tests.test_twins import assert_same_state, jax_play, twin_play
+from tests.test_twins import assert_twin_plays_as_jax
 
 STEPS = 300
 BELOW_ONE = float(np.nextafter(np.float32(1), np.float32(0)))
@@ -50,18 +50,5 @@ def test_sizes_and_random_doors(size, num_doors, seed, random_doors, sticky, max
         rows[rng.random(len(rows)) < edge_rate, column] = BELOW_ONE
     actions = rng.choice(env.num_actions, STEPS, p=[0.1, 0.2, 0.1, 0.2, 0.4]).astype(np.int32)
 
-    (obs0, state0), (obs, reward, terminated, truncated, pending, states) = jax.device_get(
-        jax_play(env, rows, actions, params)
-    )
-    (t_obs0, t_state0), out = twin_play(env, params, rows, actions)
-    np.testing.assert_array_equal(t_obs0, obs0)
-    assert t_obs0.dtype == obs0.dtype
-    assert_same_state(state0, t_state0, "reset")
-    for t, (o, r, te, tr, pe, s) in enumerate(out):
-        where = f"row {t + 1} ({'reset' if pe else 'step'}, action {actions[t]})"
-        np.testing.assert_array_equal(o, obs[t], err_msg=where)
-        assert o.dtype == obs.dtype and o.shape == obs.shape[1:], where
-        assert type(r) is float and r == float(reward[t]), f"{where}: reward {r} != {reward[t]}"
-        assert (te, tr) == (bool(terminated[t]), bool(truncated[t])), where
-        assert_same_state(jax.tree.map(lambda x, t=t: x[t], states), s, where)
+    states = assert_twin_plays_as_jax(env, params, rows, actions)[5]
     assert (states.game.doors.sum(axis=1) == num_doors).all()

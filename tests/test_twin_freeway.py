@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import maxatar
 from maxatar.core import uniform
-from tests.test_twins import assert_same_state, jax_play, twin_play
+from tests.test_twins import assert_twin_plays_as_jax
 
 EPISODE = 2501
 STEPS = EPISODE + 150  # one whole episode, a reset, and the start of the next
@@ -40,19 +40,7 @@ def test_whole_episodes_and_still_cars(seed, sticky, still_cars, still_rate):
             rows[rng.random(len(rows)) < still_rate, column] = 0.5
     actions = rng.choice(env.num_actions, STEPS, p=[0.1, 0.05, 0.7, 0.05, 0.05, 0.05]).astype(np.int32)
 
-    (obs0, state0), (obs, reward, terminated, truncated, pending, states) = jax.device_get(
-        jax_play(env, rows, actions, params)
-    )
-    (t_obs0, t_state0), out = twin_play(env, params, rows, actions)
-    np.testing.assert_array_equal(t_obs0, obs0)
-    assert_same_state(state0, t_state0, "reset")
-    for t, (o, r, te, tr, pe, s) in enumerate(out):
-        where = f"row {t + 1} ({'reset' if pe else 'step'}, action {actions[t]})"
-        np.testing.assert_array_equal(o, obs[t], err_msg=where)
-        assert o.dtype == obs.dtype, where
-        assert type(r) is float and r == float(reward[t]), f"{where}: reward {r} != {reward[t]}"
-        assert (te, tr) == (bool(terminated[t]), bool(truncated[t])), where
-        assert_same_state(jax.tree.map(lambda x, t=t: x[t], states), s, where)
+    _, reward, terminated, truncated, pending, states = assert_twin_plays_as_jax(env, params, rows, actions)
     # what the tape was built to reach: the end at step 2501 and still cars where asked
     assert np.flatnonzero(terminated).tolist() == [EPISODE - 1] and pending[EPISODE]
     if still_cars:

@@ -10,41 +10,16 @@ tape's fixed length; both must agree at every step."""
 
 from __future__ import annotations
 
-import jax
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import maxatar
-from maxatar.core import EnvState
-from maxatar.twins import TwinEnv, load_twin
 from tests.parity.test_space_invaders import NAMED, SeededSource, Trace, play_reference, scripted_policy
-from tests.test_twins import assert_same_state, jax_play
+from tests.test_twins import assert_twin_plays_as_jax
 
 STEPS = 3100  # the parity suite's cap on an episode (3000 steps) and some play after the reset
-
-
-def twin_play(env, params, rows, actions):
-    """`tests.test_twins.twin_play` with numpy states (its `pure_state` converts to JAX arrays at every step,
-    which would make these long tapes cost seconds more each)."""
-    runner = TwinEnv(env, params, load_twin(env, params))
-
-    def state():
-        game = runner.twin.to_pure(runner.game)
-        return EnvState(game, np.int32(runner.last_action), np.int32(runner.time), np.bool_(runner.terminated))
-
-    rows = rows.tolist()
-    first = (runner.reset(rows[0]), state())
-    out, pending = [], False
-    for row, action in zip(rows[1:], actions.tolist(), strict=True):
-        if pending:
-            obs, reward, terminated, truncated = runner.reset(row), 0.0, False, False
-        else:
-            obs, reward, terminated, truncated = runner.step(action, row)
-        out.append((obs, reward, terminated, truncated, pending, state()))
-        pending = (terminated or truncated) and not pending
-    return first, out
 
 
 def assert_twin_replays(trace: Trace, seed: int) -> None:
@@ -57,19 +32,7 @@ def assert_twin_replays(trace: Trace, seed: int) -> None:
     actions = rng.integers(0, env.num_actions, STEPS).astype(np.int32)
     actions[:end] = trace.actions[:end]
 
-    (obs0, state0), (obs, reward, terminated, truncated, pending, states) = jax.device_get(
-        jax_play(env, rows, actions, params)
-    )
-    (t_obs0, t_state0), out = twin_play(env, params, rows, actions)
-    np.testing.assert_array_equal(t_obs0, obs0)
-    assert_same_state(state0, t_state0, "reset")
-    for t, (o, r, te, tr, pe, s) in enumerate(out):
-        where = f"row {t + 1} ({'reset' if pe else 'step'}, action {actions[t]})"
-        np.testing.assert_array_equal(o, obs[t], err_msg=where)
-        assert o.dtype == obs.dtype, where
-        assert type(r) is float and r == float(reward[t]), f"{where}: reward {r} != {reward[t]}"
-        assert (te, tr) == (bool(terminated[t]), bool(truncated[t])), where
-        assert_same_state(jax.tree.map(lambda x, t=t: x[t], states), s, where)
+    _, reward, terminated, *_ = assert_twin_plays_as_jax(env, params, rows, actions)
     # the replay is the reference episode: same rewards and the same end
     np.testing.assert_array_equal(reward[:end], trace.reward[:end])
     assert terminated[end - 1] == trace.terminal[end - 1]

@@ -51,25 +51,51 @@ def jax_play(env, rows, actions, params):
 
 
 def twin_play(env, params, rows, actions):
-    """The same protocol through `TwinEnv`."""
+    """The same protocol through `TwinEnv`, stacked like `jax_play`'s outputs (numpy)."""
     twin = TwinEnv(env, params, load_twin(env, params))
     rows = rows.tolist()
-    first = (twin.reset(rows[0]), twin.pure_state())
+    first = (twin.reset(rows[0]), twin.numpy_state())
     out, pending = [], False
     for row, action in zip(rows[1:], actions.tolist(), strict=True):
         if pending:
             obs, reward, terminated, truncated = twin.reset(row), 0.0, False, False
         else:
             obs, reward, terminated, truncated = twin.step(action, row)
-        out.append((obs, reward, terminated, truncated, pending, twin.pure_state()))
+        assert type(reward) is float and type(terminated) is bool and type(truncated) is bool
+        out.append((obs, np.float32(reward), terminated, truncated, pending, twin.numpy_state()))
+        if np.float32(reward) != reward:
+            raise AssertionError(f"row {len(out)}: reward {reward!r} is not a float32 value")
         pending = (terminated or truncated) and not pending
-    return first, out
+    stacked = [np.stack(column) for column in list(zip(*out, strict=True))[:5]]
+    states = jax.tree.map(lambda *leaves: np.stack(leaves), *[o[5] for o in out])
+    return first, (*stacked, states)
 
 
 def assert_same_state(expected, actual, where):
     for (path, e), a in zip(jax.tree_util.tree_leaves_with_path(expected), jax.tree.leaves(actual), strict=True):
         e, a = np.asarray(e), np.asarray(a)
         assert e.dtype == a.dtype and np.array_equal(e, a), f"{where}: state{jax.tree_util.keystr(path)} {e} != {a}"
+
+
+def assert_twin_plays_as_jax(env, params, rows, actions) -> tuple:
+    """Play `rows` and `actions` through the JAX game (`jax_play`) and the twin (`twin_play`) and require
+    every observation, reward, flag and state to be equal, naming the first row that differs. Returns the JAX
+    side's outputs (numpy)."""
+    (obs0, state0), out = jax.device_get(jax_play(env, rows, actions, params))
+    (t_obs0, t_state0), t_out = twin_play(env, params, rows, actions)
+    np.testing.assert_array_equal(t_obs0, obs0)
+    assert t_obs0.dtype == obs0.dtype
+    assert_same_state(state0, t_state0, "reset")
+    for e, a in zip(jax.tree.leaves(out), jax.tree.leaves(t_out), strict=True):
+        assert e.dtype == a.dtype and e.shape == a.shape
+        if not np.array_equal(e, a):
+            t = int(np.flatnonzero((e != a).reshape(len(e), -1).any(axis=1))[0])
+            where = f"{env.name} row {t + 1} ({'reset' if out[4][t] else 'step'}, action {actions[t]})"
+            np.testing.assert_array_equal(t_out[0][t], out[0][t], err_msg=f"{where}: observation")
+            assert (t_out[1][t], t_out[2][t], t_out[3][t]) == (out[1][t], out[2][t], out[3][t]), f"{where}: flags"
+            at_t = partial(jax.tree.map, lambda x, t=t: x[t])
+            assert_same_state(at_t(out[5]), at_t(t_out[5]), where)
+    return out
 
 
 @pytest.mark.parametrize("env_id", EXACT_IDS)
@@ -89,18 +115,7 @@ def test_twin_plays_as_the_jax_step(env_id, seed, sticky, ramping, max_steps, bi
     p = np.asarray(bias[: env.num_actions]) / sum(bias[: env.num_actions])
     actions = np.random.default_rng(seed).choice(env.num_actions, STEPS, p=p).astype(np.int32)
 
-    (obs0, state0), (obs, reward, terminated, truncated, pending, states) = jax_play(env, rows, actions, params)
-    (t_obs0, t_state0), out = twin_play(env, params, rows, actions)
-    np.testing.assert_array_equal(t_obs0, obs0)
-    assert t_obs0.dtype == obs0.dtype
-    assert_same_state(state0, t_state0, "reset")
-    for t, (o, r, te, tr, pe, s) in enumerate(out):
-        where = f"{env_id} row {t + 1} ({'reset' if pe else 'step'}, action {actions[t]})"
-        np.testing.assert_array_equal(o, obs[t], err_msg=where)
-        assert o.dtype == obs.dtype and o.shape == obs.shape[1:], where
-        assert type(r) is float and r == float(reward[t]), f"{where}: reward {r} != {reward[t]}"
-        assert (te, tr) == (bool(terminated[t]), bool(truncated[t])), where
-        assert_same_state(jax.tree.map(lambda x, t=t: x[t], states), s, where)
+    assert_twin_plays_as_jax(env, params, rows, actions)
 
 
 def test_every_id_has_a_twin():

@@ -111,14 +111,18 @@ class TwinEnv:
         truncated = 0 < self.max_steps <= self.time
         return self.twin.observation(self.game), reward, self.terminated, truncated
 
+    def numpy_state(self) -> EnvState:
+        """The JAX state this environment is in, with numpy leaves."""
+        return EnvState(
+            game=self.twin.to_pure(self.game),
+            last_action=np.int32(self.last_action),
+            time=np.int32(self.time),
+            terminated=np.bool_(self.terminated),
+        )
+
     def pure_state(self) -> EnvState:
         """The JAX state this environment is in."""
-        return EnvState(
-            game=jax.tree.map(jnp.asarray, self.twin.to_pure(self.game)),
-            last_action=jnp.int32(self.last_action),
-            time=jnp.int32(self.time),
-            terminated=jnp.bool_(self.terminated),
-        )
+        return jax.tree.map(jnp.asarray, self.numpy_state())
 
 
 __all__ = ["Twin", "TwinEnv", "f32", "load_twin", "randint"]
