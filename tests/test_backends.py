@@ -114,3 +114,27 @@ def test_numpy_tape_equals_the_jitted_tape():
     np.testing.assert_array_equal(
         np.array(rows, np.float32), np.asarray(_rows(jax.random.key(7), np.uint32(0), (2,), 7))
     )
+
+
+def test_documented_calls_do_not_warn():
+    """The calls the README shows, on every id, with Python warnings turned into errors (Gymnasium's
+    "out of date" version warning among them)."""
+    import warnings
+
+    from maxatar.sb3 import make_sb3_vec_env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for env_id in maxatar.registered_ids():
+            env = gymnasium.make(env_id)
+            env.reset(seed=0)
+            env.step(env.action_space.sample())
+            env.close()
+        env = gymnasium.make("maxatar/Breakout-v0", full_action_space=False)
+        assert env.action_space.n == 3
+        envs = gymnasium.make_vec("maxatar/Breakout-v0", num_envs=4, autoreset_mode="same_step")
+        envs.reset(seed=0)
+        envs.step(np.zeros(4, np.int64))
+        venv = make_sb3_vec_env("maxatar/Breakout-v0", num_envs=2, seed=0)
+        venv.reset()
+        venv.step(np.zeros(2, np.int64))

@@ -82,7 +82,10 @@ def rollout_gym(env_id: str, n: int, devices, mode: str, output: str = "numpy"):
 
     import maxatar  # noqa: F401  (registers the ids)
 
-    venv = gymnasium.make_vec(env_id, num_envs=n, autoreset_mode=mode, devices=devices, output=output, max_steps=4)
+    # The JAX backend on one device too: sharding splits its jitted step (the Python twins step one by one).
+    venv = gymnasium.make_vec(
+        env_id, num_envs=n, autoreset_mode=mode, devices=devices, output=output, max_steps=4, backend="jax"
+    )
     rng = np.random.default_rng(0)
     obs, _ = venv.reset(seed=3)
     trace = [obs]
