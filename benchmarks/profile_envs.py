@@ -11,7 +11,7 @@ between phases are the cost of that part (medians of interleaved repeats, in ns 
   game_step   only the game's step_draws + game_step on the game state (no sticky action, no freeze, no obs)
   game+obs    game_step plus game_observation of the new state (minus game_step: the observation's cost)
   uniforms    only the batched uniform draw of AutoReset.num_uniforms per environment
-  full_jaxrng `full` with the uniforms from `jax.random.uniform` (the same bits as `maxatar.core.uniform`,
+  full_jaxrng `full` with the uniforms from `jax.random.uniform` (the same bits as `maxatar.prng.uniform`,
               which every phase above uses, through JAX's own rolled-loop threefry lowering)
   ceiling     the do-nothing environment (no keys, same observation)
 
@@ -33,7 +33,8 @@ import jax.numpy as jnp
 import maxatar
 from benchmarks.harness import JaxRunner, make_rollout
 from benchmarks.impls import JaxImpl, ceiling_impl, short_id
-from maxatar.core import AutoReset, uniform
+from maxatar.core import AutoReset
+from maxatar.prng import uniform
 
 
 def phase_impls(env_id: str) -> list[JaxImpl]:

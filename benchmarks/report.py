@@ -188,12 +188,12 @@ GYM_TARGET = 0.5  # make_vec (numpy) at least half the pure path's steps/s
 # interleaved medians, before -> after, load average in brackets). Kept here so that the README section the
 # benchmark command writes says it; update it with the change that moves a number.
 WHAT_MADE_THE_DIFFERENCE = [
-    "**Threefry written out** (`maxatar.core.uniform`): JAX lowers the threefry hash on CPU as a rolled loop of "
+    "**Threefry written out** (`maxatar.prng.uniform`): JAX lowers the threefry hash on CPU as a rolled loop of "
     "small kernels; the same 20 rounds in plain `jnp` fuse into one loop and give the same bits as "
     "`jax.random.uniform` (tests/test_random.py: many keys and shapes, raw and typed keys), so a seed plays the "
-    "same episodes as before. Full step at N = 4096, interleaved, `jax.random.uniform` -> `core.uniform`: "
+    "same episodes as before. Full step at N = 4096, interleaved, `jax.random.uniform` -> `prng.uniform`: "
     "CartPole 104 -> 51 ns, Doors 548 -> 429, Freeway 2460 -> 1267 (load 2-6).",
-    "**Materialize what many fusions read** (`maxatar.core.materialize`): XLA's CPU backend copies an "
+    "**Materialize what many fusions read** (`maxatar.prng.materialize`): XLA's CPU backend copies an "
     "elementwise chain into every fusion that reads it. Without it the written-out hash was recomputed inside "
     "each consumer and Freeway got 4x slower (3277 ns against 804 with JAX's own loop); a one-step running max "
     "(a reduce-window, which XLA does not fuse into consumers) computes the uniforms once. Seaquest already "

@@ -8,17 +8,22 @@ An environment object holds only static configuration and is hashable, so it can
 * `Draws`      the random variates one step consumes, so `transition` is deterministic.
 
 A game implements a handful of hooks (`init`, `game_step`, `game_observation`, and the draw maps) and
-inherits `reset`, `step`, `sample_draws`, `transition`, sticky actions, the time limit and auto-reset.
+inherits `reset`, `step`, `sample_draws`, `transition`, sticky actions, the time limit and auto-reset. It also
+declares what the spaces and the renderers read (observation bounds, channel names and colours, keys) as plain
+data next to its rules, so no other layer keeps a table keyed by game name. See docs/architecture.md.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+import math
+from typing import Any, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from maxatar.prng import float32_ceiling, uniform
 
 
 def pytree_dataclass(cls):
@@ -42,6 +47,7 @@ class EnvParams:
     max_steps: Any = 0
 
     def replace(self, **changes) -> EnvParams:
+        """A copy with `changes` applied (the dataclass is frozen, so params are values, safe to share)."""
         return dataclasses.replace(self, **changes)
 
 
@@ -64,92 +70,35 @@ class Draws:
     game: Any
 
 
-_THREEFRY_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+def keep_last_action(fresh: EnvState, previous: EnvState) -> EnvState:
+    """`fresh` (a reset state) with `previous`'s last executed action: MinAtar keeps the last executed action
+    across resets, so the sticky action carries over into the next episode."""
+    return dataclasses.replace(fresh, last_action=previous.last_action)
 
 
-def _threefry2x32(k0, k1, x0, x1):
-    """Threefry-2x32, 20 rounds (Salmon et al. 2011; the parameters JAX uses), written out round by round."""
-    keys = (k0, k1, k0 ^ k1 ^ np.uint32(0x1BD11BDA))
-    x0, x1 = x0 + keys[0], x1 + keys[1]
-    for block in range(5):
-        for r in _THREEFRY_ROTATIONS[block % 2]:
-            x0 = x0 + x1
-            x1 = ((x1 << np.uint32(r)) | (x1 >> np.uint32(32 - r))) ^ x0
-        x0 = x0 + keys[(block + 1) % 3]
-        x1 = x1 + keys[(block + 2) % 3] + np.uint32(block + 1)
-    return x0, x1
+RGB = tuple[int, int, int]
 
 
-def _raw_threefry_key(key) -> jax.Array | None:
-    """The (2,) uint32 data of a single threefry key, or None if `key` is of another kind or configuration."""
-    if not jax.config.jax_threefry_partitionable:
-        return None
-    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
-        if key.shape != () or str(jax.random.key_impl(key)) != "threefry2x32":
-            return None
-        return jax.random.key_data(key)
-    if key.shape != (2,) or key.dtype != jnp.uint32 or jax.config.jax_default_prng_impl != "threefry2x32":
-        return None
-    return key
+class Channel(NamedTuple):
+    """How a renderer draws one observation channel: its name, colour and the shape it fills inside a cell
+    ("cell"; "inset", a small centred square, for trails; "hbar" or "vbar" for bullets; "left" or "right", a
+    triangle pointing that way, for direction channels). Plain data, so `maxatar` needs no drawing library."""
+
+    name: str
+    colour: RGB
+    shape: str = "cell"
 
 
-def materialize(x: jax.Array) -> jax.Array:
-    """x itself, computed once. XLA's CPU backend copies elementwise chains into every consumer fusion (and
-    drops optimization barriers before fusing); for a value read by many fusions (a step's uniforms, the
-    terminal flag that the reset select of every state field reads) that multiplies the work. A running max
-    over (lowest value, x) is a reduce-window, which is not fused into its consumers, so x is materialized."""
-    dtype = jnp.dtype(jnp.uint8 if x.dtype == jnp.bool_ else x.dtype)
-    lowest = jnp.iinfo(dtype).min if jnp.issubdtype(dtype, jnp.integer) else -jnp.inf
-    pair = jnp.stack([jnp.full(x.shape, lowest, dtype), x.astype(dtype)])
-    return jax.lax.cummax(pair, axis=0)[1].astype(x.dtype)
+# The MinAtar games' trail channel (the cell a moving object just left), drawn small so the objects stay visible.
+TRAIL = Channel("trail", (105, 110, 150), "inset")
 
-
-def uniform(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
-    """float32 uniforms in [0, 1): bit for bit `jax.random.uniform(key, shape)`, only faster on CPU.
-
-    JAX lowers the threefry hash on CPU as a rolled loop of five rounds, each a few small kernels with copies
-    in between; written out in plain `jnp` (the same counters, rounds and mantissa trick as JAX's partitionable
-    threefry), XLA fuses the whole hash into one elementwise loop, which halves the cost of a step's draws.
-    Keys of another PRNG implementation, or a JAX configured without partitionable threefry, fall back to
-    `jax.random.uniform` itself. `tests/test_random.py` proves the equality over many keys and shapes."""
-    shape = tuple(int(d) for d in shape)
-    size = int(np.prod(shape, dtype=np.int64))
-    raw = _raw_threefry_key(key)
-    if raw is None or size >= 2**32:
-        return jax.random.uniform(key, shape)
-    return threefry_uniform(raw[0], raw[1], shape)
-
-
-def threefry_uniform(k0, k1, shape: tuple[int, ...]) -> jax.Array:
-    """`uniform` for the threefry key whose raw words are (k0, k1)."""
-    size = int(np.prod(shape, dtype=np.int64))
-    counter = jax.lax.iota(jnp.uint32, size).reshape(shape)
-    b0, b1 = _threefry2x32(k0, k1, jnp.zeros(shape, jnp.uint32), counter)
-    mantissa = ((b0 ^ b1) >> np.uint32(9)) | np.uint32(0x3F800000)
-    # Materialized: otherwise XLA would recompute the whole hash inside every fusion that reads a uniform.
-    return jax.lax.bitcast_convert_type(materialize(mantissa), jnp.float32) - np.float32(1.0)
+# MinAtar's full action set: 0 no-op, 1 left, 2 up, 3 right, 4 down, 5 fire; keys by their pygame names.
+MINATAR_KEYMAP = {"left": 1, "up": 2, "right": 3, "down": 4, "space": 5}
 
 
 def tree_select(pred, on_true, on_false):
     """Branch-free select between two pytrees of identical structure (cheap under vmap)."""
     return jax.tree.map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)
-
-
-def uniform_to_int(u, low, high):
-    """Map a uniform in [0, 1) to an integer in [low, high), like numpy's `randint(low, high)`."""
-    n = high - low
-    return low + jnp.minimum((u * n).astype(jnp.int32), n - 1)
-
-
-def float32_ceiling(p):
-    """The smallest float32 >= p. For every float32 u, `u < float32_ceiling(p)` iff `u < p` exactly, so the
-    float32 sticky draw decides as the reference's float64 `rand() < p` does, whatever p is."""
-    p = np.asarray(p, np.float64)
-    f = p.astype(np.float32)
-    ceiling = np.where(f.astype(np.float64) < p, np.nextafter(f, np.float32(np.inf)), f)
-    # XLA on CPU flushes subnormal floats to zero: lift a positive p to the smallest normal float32, which
-    # keeps the answer exact (draws are multiples of 2**-24, so none lies between p and that bound).
-    return np.where(p > 0, np.maximum(ceiling, np.finfo(np.float32).tiny), ceiling).astype(np.float32)
 
 
 def check_params(params: EnvParams) -> EnvParams:
@@ -176,16 +125,28 @@ def check_params(params: EnvParams) -> EnvParams:
 class Environment:
     """Base class of every MaxAtar environment; subclasses fill in the game hooks below.
 
-    Class attributes a game sets:
+    Class attributes a game sets, in this order: always name, num_game_actions, obs_shape, obs_dtype, the two
+    uniform counts, twin, and (grid games) channels and draw_order, so each game states its contract in full;
+    the others only where the game differs from the default.
+
       name                 short name, e.g. "breakout"
       num_game_actions     size of the game's full action set
       minimal_action_set   the game actions of the minimal set (`full_action_space=False`), defaults to all
       params_class         the game's params: `EnvParams` or a subclass adding the game's own runtime params
       obs_shape, obs_dtype the observation's static shape and dtype
+      obs_nvec             integer observations: each element is a code in [0, obs_nvec) (a MultiDiscrete
+                           space); None (the default) for bool and float observations
+      obs_high             float observations: the bound |x| <= obs_high (a Box), a scalar or one per element;
+                           unbounded by default
       num_reset_uniforms   how many uniforms `reset_draws` consumes
       num_step_uniforms    how many uniforms `step_draws` consumes (the sticky uniform comes on top)
       default_sticky_action_prob / default_max_steps   defaults for `default_params`
       twin                 "module:Class" of the game's plain-Python twin (`maxatar.twins`), or None
+      channels             one `Channel` per plane of `grid` (observation order), for renderers and docs;
+                           empty: renderers give each plane a hue of its own
+      draw_order           channel names, bottom first, so overlapping objects stay visible; empty: as `channels`
+      keymap               key names (pygame's) -> game action, for playing by hand; MinAtar's by default
+      idle_action          the game action when no key is pressed; None repeats the previous one
     """
 
     name: ClassVar[str] = "environment"
@@ -194,11 +155,17 @@ class Environment:
     params_class: ClassVar[type] = EnvParams
     obs_shape: ClassVar[tuple[int, ...]] = ()
     obs_dtype: ClassVar[Any] = jnp.bool_
+    obs_nvec: ClassVar[int | None] = None
+    obs_high: ClassVar[float | tuple[float, ...]] = math.inf
     num_reset_uniforms: ClassVar[int] = 0
     num_step_uniforms: ClassVar[int] = 0
     default_sticky_action_prob: ClassVar[float] = 0.1
     default_max_steps: ClassVar[int] = 0
     twin: ClassVar[str | None] = None
+    channels: ClassVar[tuple[Channel, ...]] = ()
+    draw_order: ClassVar[tuple[str, ...]] = ()
+    keymap: ClassVar[dict[str, int]] = MINATAR_KEYMAP
+    idle_action: ClassVar[int | None] = 0
 
     def __init__(self, minimal_actions: bool = False):
         full = tuple(range(self.num_game_actions))
@@ -221,6 +188,7 @@ class Environment:
 
     @property
     def num_actions(self) -> int:
+        """Size of the action set the agent picks from (full or minimal, chosen at construction)."""
         return len(self.action_set)
 
     @property
@@ -229,6 +197,7 @@ class Environment:
         return 1 + self.num_step_uniforms
 
     def default_params(self) -> EnvParams:
+        """The game's params with MinAtar's defaults, what `make` and every `params=None` call use."""
         return self.params_class(
             sticky_action_prob=self.default_sticky_action_prob,
             difficulty_ramping=True,
@@ -254,14 +223,23 @@ class Environment:
         raise NotImplementedError
 
     def game_observation(self, game: Any) -> jax.Array:
+        """The observation of a game state (`obs_shape`, `obs_dtype`)."""
         raise NotImplementedError
+
+    def grid(self, obs: jax.Array) -> jax.Array | None:
+        """The observation as a (rows, cols, channels) bool grid, one plane per entry of `channels`, for
+        renderers; None where the observation is no grid (renderers then draw the game in a way of their own).
+        The MinAtar observations are such grids already."""
+        return obs if obs.ndim == 3 and obs.dtype == jnp.bool_ else None
 
     # --- the functional API ---
 
     def sample_reset_draws(self, key: jax.Array, params: EnvParams) -> Any:
+        """The reset variates drawn from `key` (kept apart from `init` so tests can feed the reference's)."""
         return self.reset_draws(uniform(key, (self.num_reset_uniforms,)), params)
 
     def reset_from_draws(self, draws: Any, params: EnvParams) -> tuple[jax.Array, EnvState]:
+        """(observation, state) of a fresh episode from given reset variates: deterministic, for replays."""
         state = EnvState(
             game=self.init(draws, params),
             last_action=jnp.int32(0),
@@ -275,6 +253,7 @@ class Environment:
         return self.reset_from_draws(self.reset_draws(uniforms, params), params)
 
     def reset(self, key: jax.Array, params: EnvParams | None = None) -> tuple[jax.Array, EnvState]:
+        """(observation, state) of a fresh episode; the sticky action starts at 0 (see `keep_last_action`)."""
         params = self.default_params() if params is None else params
         return self.reset_from_draws(self.sample_reset_draws(key, params), params)
 
@@ -283,6 +262,7 @@ class Environment:
         return Draws(sticky=uniforms[0], game=self.step_draws(uniforms[1:], state.game, params))
 
     def sample_draws(self, key: jax.Array, state: EnvState, params: EnvParams | None = None) -> Draws:
+        """One step's variates drawn from `key`, so that `transition` itself stays deterministic."""
         params = self.default_params() if params is None else params
         return self.draws_from_uniforms(uniform(key, (self.num_draws,)), state, params)
 
@@ -325,19 +305,29 @@ class Environment:
         return self.transition(state, action, self.sample_draws(key, state, params), params)
 
     def observation(self, state: EnvState) -> jax.Array:
+        """The observation of a full state (the game's, whatever the wrapper fields hold)."""
         return self.game_observation(state.game)
 
     def _check_action(self, action) -> jax.Array:
+        """`action` as int32; a concrete one must be an in-range integer scalar, a traced one an integer scalar."""
         if isinstance(action, jax.core.Tracer):
             if not jnp.issubdtype(action.dtype, jnp.integer) or action.shape != ():
                 raise TypeError(f"action must be an integer scalar, got {action.dtype}{list(action.shape)}")
             return action.astype(jnp.int32)
+        return jnp.int32(check_action(action, self.num_actions))
+
+
+def check_action(action, num_actions: int) -> int:
+    """A concrete action as a Python int, or a clear error: every front end validates actions this one way
+    (on the host, without a device call: the Python backend steps in microseconds)."""
+    if type(action) is not int:  # the common case skips numpy
         array = np.asarray(action)
         if array.shape != () or not np.issubdtype(array.dtype, np.integer):
             raise TypeError(f"action must be an integer scalar, got {array.dtype}{list(array.shape)}: {action!r}")
-        if not 0 <= int(array) < self.num_actions:
-            raise ValueError(f"action {int(array)} is outside this environment's actions [0, {self.num_actions})")
-        return jnp.int32(array)
+        action = int(array)
+    if not 0 <= action < num_actions:
+        raise ValueError(f"action {action} is outside the action space Discrete({num_actions})")
+    return action
 
 
 class AutoReset:
@@ -345,9 +335,8 @@ class AutoReset:
 
     On a step that terminates or truncates, the returned observation and state are those of a fresh episode,
     while reward, terminated and truncated describe the finished step. With `final_obs=True`,
-    `info["final_obs"]` holds the last observation of the finished episode. MinAtar keeps the last executed
-    action across resets, so the sticky action carries over too. One uniform vector per step covers both the
-    step's and the reset's variates.
+    `info["final_obs"]` holds the last observation of the finished episode. The sticky action carries over
+    (`keep_last_action`). One uniform vector per step covers both the step's and the reset's variates.
     """
 
     def __init__(self, env: Environment, final_obs: bool = False):
@@ -355,6 +344,7 @@ class AutoReset:
         self.final_obs = final_obs
 
     def __getattr__(self, name):
+        """Everything else is the wrapped environment's (spaces, params, hooks)."""
         return getattr(self.env, name)
 
     def __eq__(self, other):
@@ -365,26 +355,29 @@ class AutoReset:
 
     @property
     def num_uniforms(self) -> int:
+        """Uniforms one auto-resetting step consumes: the step's and a possible reset's."""
         return self.env.num_draws + self.env.num_reset_uniforms
 
     def reset(self, key, params=None):
+        """The wrapped environment's reset (the wrapper changes only `step`)."""
         return self.env.reset(key, params)
 
     def step(self, key, state, action, params=None):
-        env = self.env
-        params = env.default_params() if params is None else params
+        """One step that starts a fresh episode where this one ends, from one draw of `num_uniforms`."""
+        params = self.env.default_params() if params is None else params
         return self.step_from_uniforms(uniform(key, (self.num_uniforms,)), state, action, params)
 
     def step_from_uniforms(self, uniforms, state, action, params):
+        """`step` from given uniforms (lets a batched caller draw everything in one call)."""
         env = self.env
         draws = env.draws_from_uniforms(uniforms[: env.num_draws], state, params)
         # A terminated input state stays terminated, so it is replaced by the reset state below whether or not
         # its game was frozen; freezing only matters for `final_obs`. Skipping the freeze's select saves XLA
-        # from copying the game step into a select per field: Seaquest's HLO is a third smaller and compiles in
-        # 25-30% less time (step time within noise).
+        # from copying the game step into a select per field, which makes the program smaller and quicker to
+        # compile at no cost to the step.
         state, reward, terminated, truncated, info = env._advance(state, action, draws, params, freeze=self.final_obs)
         _, reset_state = env.reset_from_uniforms(uniforms[env.num_draws :], params)
-        reset_state = dataclasses.replace(reset_state, last_action=state.last_action)
+        reset_state = keep_last_action(reset_state, state)
         # Select the state first, then build one observation (unused observations are compiled away).
         next_state = tree_select(terminated | truncated, reset_state, state)
         if self.final_obs:

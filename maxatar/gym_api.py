@@ -25,10 +25,18 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from jax.sharding import Mesh
 
-from maxatar.core import Environment, EnvParams, EnvState, pytree_dataclass
+from maxatar.core import (
+    Environment,
+    EnvParams,
+    EnvState,
+    check_action,
+    keep_last_action,
+    pytree_dataclass,
+    tree_select,
+)
 from maxatar.registry import make, registered_ids
 from maxatar.sharding import batch_sharding, check_divisible, make_mesh, replicated, to_numpy
-from maxatar.tape import Tape, tape_row
+from maxatar.tape import Tape, row_size, tape_row
 from maxatar.twins import TwinEnv, load_twin
 
 OUTPUTS = ("numpy", "jax")
@@ -55,14 +63,24 @@ def render_plugin(name: str):
     return next(iter(found)).load()
 
 
-def observation_space(env: Environment) -> spaces.Space:
-    """The Gymnasium space of one observation, from the environment's static description."""
+def observation_bounds(env: Environment) -> tuple:
+    """(low, high, dtype) of one observation, bounds inclusive, from the environment's static description: the
+    numbers behind both the Gymnasium space (`observation_space`) and gymnax's (`maxatar.gymnax.Box`), so the
+    two front ends never disagree. Bool and integer-code bounds are scalars; float bounds are per element."""
     if env.obs_dtype == jnp.bool_:
-        return spaces.Box(0, 1, env.obs_shape, dtype=np.bool_)
+        return 0, 1, np.dtype(np.bool_)
     if jnp.issubdtype(env.obs_dtype, jnp.integer):
-        return spaces.MultiDiscrete(np.full(env.obs_shape, env.obs_nvec), dtype=np.dtype(env.obs_dtype))
-    high = np.broadcast_to(np.asarray(getattr(env, "obs_high", np.inf), np.float32), env.obs_shape)
-    return spaces.Box(-high, high, dtype=np.float32)
+        return 0, int(env.obs_nvec) - 1, np.dtype(env.obs_dtype)
+    high = np.broadcast_to(np.asarray(env.obs_high, np.float32), env.obs_shape)
+    return -high, high, np.dtype(np.float32)
+
+
+def observation_space(env: Environment) -> spaces.Space:
+    """The Gymnasium space of one observation: integer codes are a `MultiDiscrete`, the rest a `Box`."""
+    low, high, dtype = observation_bounds(env)
+    if np.issubdtype(dtype, np.integer):
+        return spaces.MultiDiscrete(np.full(env.obs_shape, high + 1), dtype=dtype)
+    return spaces.Box(low, high, env.obs_shape, dtype=dtype)
 
 
 @pytree_dataclass
@@ -89,6 +107,7 @@ class MaxAtarFuncEnv(FuncEnv):
         super().__init__()
 
     def get_default_params(self, **kwargs) -> EnvParams:
+        """The params `make` built (Gymnasium asks for them; keyword overrides go to `maxatar.make`)."""
         return self.params
 
     # Equal environments compare equal, so jitted code keyed on a FuncEnv is shared between instances.
@@ -99,25 +118,31 @@ class MaxAtarFuncEnv(FuncEnv):
         return hash((MaxAtarFuncEnv, self.env))
 
     def initial(self, rng, params=None) -> StepState:
+        """A new episode; the first state carries no transition, hence reward 0 and no truncation."""
         _, state = self.env.reset(rng, self.params if params is None else params)
         return StepState(state, jnp.float32(0.0), jnp.bool_(False))
 
     def transition(self, state: StepState, action, rng, params=None) -> StepState:
+        """One step (no reset), keeping the reward and truncation flag for `reward` and `truncated` to read."""
         _, env_state, reward, _, truncated, _ = self.env.step(
             rng, state.env, action, self.params if params is None else params
         )
         return StepState(env_state, reward, truncated)
 
     def observation(self, state: StepState, rng=None, params=None):
+        """The environment's observation of the state (deterministic: `rng` is ignored)."""
         return self.env.observation(state.env)
 
     def reward(self, state, action, next_state: StepState, rng=None, params=None):
+        """The reward the step into `next_state` produced (stored there, since MinAtar's comes out of the step)."""
         return next_state.reward
 
     def terminal(self, state: StepState, rng=None, params=None):
+        """Whether the game has ended (a time limit is `truncated`, not terminal)."""
         return state.env.terminated
 
     def truncated(self, state: StepState, rng=None, params=None):
+        """Whether the step into this state reached the time limit (`max_steps`)."""
         return state.truncated
 
 
@@ -142,10 +167,9 @@ class MaxAtarEnv(gymnasium.Env):
     """One environment; observations are numpy (or JAX with output="jax").
 
     backend: how a step is computed.
-      "python": the game's plain-Python twin (`maxatar.twins`), a few microseconds per step with no JAX call
-        at all: what SB3 and CleanRL loops, which step one environment per call, need.
-      "jax": one jitted call per step (tens of microseconds of dispatch); results stay on the device with
-        output="jax".
+      "python": the game's plain-Python twin (`maxatar.twins`), with no JAX call at all: what SB3 and CleanRL
+        loops, which step one environment per call, need, since JAX's per-call dispatch would dominate there.
+      "jax": one jitted call per step; results stay on the device with output="jax".
       "auto" (default): "python" for numpy output, "jax" for JAX output.
     Both backends take every call's uniforms from the same tape (`maxatar.tape`), so a seed plays the same
     episode on either (bit for bit, except CartPole, whose twin is the reference's float64 arithmetic and
@@ -168,11 +192,8 @@ class MaxAtarEnv(gymnasium.Env):
         self.func_env = MaxAtarFuncEnv(env, params)
         self.observation_space = self.func_env.observation_space
         self.action_space = self.func_env.action_space
-        twin = load_twin(env, params) if _check_backend(backend, self.output) != "jax" else None
-        if backend == "python" and twin is None:
-            raise ValueError(f"{env_id} has no Python twin; use backend='jax'")
-        self.backend = "python" if twin is not None else "jax"
-        self._twin = None if twin is None else TwinEnv(env, params, twin)
+        self.backend = _pick_backend(backend, self.output, env_id, env, params)
+        self._twin = TwinEnv(env, params, load_twin(env, params)) if self.backend == "python" else None
         self._num_actions = env.num_actions
         self._tape: Tape | None = None
         self._state: EnvState | None = None  # the JAX backend's state
@@ -181,37 +202,36 @@ class MaxAtarEnv(gymnasium.Env):
 
     @property
     def params(self) -> EnvParams:
+        """The runtime params this environment steps with (`maxatar.make`'s)."""
         return self.func_env.params
 
     def _out(self, x):
         return np.array(x) if self.output == "numpy" else x  # a writable copy, never a view of the device buffer
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Gymnasium's reset: `(obs, {})`. A seed (or the first reset) starts a new tape, so it replays exactly;
+        otherwise the tape and the sticky action carry on, as in MinAtar."""
         super().reset(seed=seed)
         if options:
             raise ValueError(f"unknown reset options {sorted(options)}: MaxAtarEnv.reset takes none")
         fresh = seed is not None or self._tape is None
         if fresh:
-            env = self.func_env.env
-            self._tape = Tape(_seed_key(seed, self.np_random), (env.num_draws + env.num_reset_uniforms,))
+            self._tape = Tape(_seed_key(seed, self.np_random), (row_size(self.func_env.env),))
         if self._twin is not None:
-            if fresh:
-                self._twin.last_action = 0
-            obs = self._twin.reset(self._tape.next_row())
+            obs = self._twin.reset(self._tape.next_row(), fresh=fresh)
         else:
-            last_action = 0 if fresh or self._state is None else self._state.last_action
-            self._state, obs = _single_reset(
-                self.func_env.env, self._tape.key, self._tape.next_call(), jnp.int32(last_action), self.params
-            )
+            state, obs = _single_reset(self.func_env.env, self._tape.key, self._tape.next_call(), self.params)
+            self._state = state if fresh else keep_last_action(state, self._state)
             obs = self._out(obs)
         if self.render_mode == "human":
             self.render()
         return obs, {}
 
     def step(self, action):
+        """Gymnasium's step: `(obs, reward, terminated, truncated, {})`; a bad action raises before any work."""
         if self._tape is None:
             raise RuntimeError("call reset() before step()")
-        action = _check_action(action, self._num_actions)
+        action = check_action(action, self._num_actions)
         if self._twin is not None:
             obs, reward, terminated, truncated = self._twin.step(action, self._tape.next_row())
         else:
@@ -243,6 +263,7 @@ class MaxAtarEnv(gymnasium.Env):
         return None
 
     def close(self):
+        """Close the render window, if one was opened."""
         if self._window is not None:
             self._window.close()
             self._window = None
@@ -257,40 +278,45 @@ class MaxAtarEnv(gymnasium.Env):
 
 
 @partial(jax.jit, static_argnums=0)
-def _single_reset(env: Environment, key, call, last_action, params):
-    """The JAX backend's reset: the reset part of tape row `call`."""
-    uniforms = tape_row(key, call, (env.num_draws + env.num_reset_uniforms,))
+def _single_reset(env: Environment, key, call, params):
+    """The JAX backend's reset: the reset part of tape row `call` (the caller keeps the sticky action)."""
+    uniforms = tape_row(key, call, (row_size(env),))
     obs, state = env.reset_from_uniforms(uniforms[env.num_draws :], params)
-    return dataclasses.replace(state, last_action=last_action), obs
+    return state, obs
 
 
 @partial(jax.jit, static_argnums=0)
 def _single_step(env: Environment, key, call, state, action, params):
     """The JAX backend's step: the step part of tape row `call`."""
-    uniforms = tape_row(key, call, (env.num_draws + env.num_reset_uniforms,))
+    uniforms = tape_row(key, call, (row_size(env),))
     draws = env.draws_from_uniforms(uniforms[: env.num_draws], state, params)
     obs, state, reward, terminated, truncated, _ = env.transition(state, action, draws, params)
     return state, (obs, reward, terminated, truncated)
 
 
-def _check_backend(backend: str, output: str) -> str:
-    """ "python" or "jax" from the user's choice; JAX outputs come from the JAX backend."""
+def _pick_backend(
+    backend: str, output: str, env_id: str, env: Environment, params: EnvParams, num_envs: int = 1, mesh=None
+) -> str:
+    """ "python" or "jax" from the user's choice. "auto" takes the Python twins only where they are faster and
+    able: numpy output, one device, at most `PYTHON_MAX_ENVS` sub-environments, and a game with a twin (for
+    these params); an explicit "python" that cannot be honoured raises instead."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if backend == "python" and output == "jax":
         raise ValueError("output='jax' needs backend='jax' (the Python backend computes numpy)")
-    return "jax" if output == "jax" else ("python" if backend == "auto" else backend)
-
-
-def _check_action(action, n: int) -> int:
-    if type(action) is not int:  # the common case skips numpy
-        array = np.asarray(action)
-        if array.shape != () or not np.issubdtype(array.dtype, np.integer):
-            raise TypeError(f"action must be an integer scalar in [0, {n}), got {action!r}")
-        action = int(array)
-    if not 0 <= action < n:
-        raise ValueError(f"action {action} is outside the action space Discrete({n})")
-    return action
+    if backend == "jax" or output == "jax":
+        return "jax"
+    if mesh is not None:
+        if backend == "python":
+            raise ValueError("devices= needs backend='jax'")
+        return "jax"
+    if backend == "auto" and num_envs > PYTHON_MAX_ENVS:
+        return "jax"
+    if load_twin(env, params) is None:
+        if backend == "python":
+            raise ValueError(f"{env_id} has no Python twin; use backend='jax'")
+        return "jax"
+    return "python"
 
 
 def _check_actions(actions, num_envs: int, n: int):
@@ -363,7 +389,7 @@ class MaxAtarVectorEnv(VectorEnv):
         self.single_action_space = spaces.Discrete(self.env.num_actions)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self.backend = self._pick_backend(backend)
+        self.backend = _pick_backend(backend, self.output, env_id, self.env, self.params, self.num_envs, self.mesh)
         twin = load_twin(self.env, self.params) if self.backend == "python" else None
         self._twins = None if twin is None else [TwinEnv(self.env, self.params, twin) for _ in range(self.num_envs)]
         self._tape: Tape | None = None
@@ -372,20 +398,6 @@ class MaxAtarVectorEnv(VectorEnv):
         self._obs: list | None = None  # the Python backend's current observation of each sub-environment
         self._spec = _VectorSpec(self.env, self.num_envs, self.autoreset_mode, self.mesh)
         self._placed_params: tuple[EnvParams, EnvParams] | None = None  # (params, their replicated copy)
-
-    def _pick_backend(self, backend: str) -> str:
-        choice = _check_backend(backend, self.output)
-        if choice == "python" and self.mesh is not None:
-            if backend == "python":
-                raise ValueError("devices= needs backend='jax'")
-            choice = "jax"
-        if backend == "auto" and self.num_envs > PYTHON_MAX_ENVS:
-            choice = "jax"
-        if choice == "python" and load_twin(self.env, self.params) is None:
-            if backend == "python":
-                raise ValueError(f"{self.env_id} has no Python twin; use backend='jax'")
-            choice = "jax"
-        return choice
 
     @property
     def devices(self) -> list:
@@ -407,6 +419,9 @@ class MaxAtarVectorEnv(VectorEnv):
     # --- Gymnasium API ---
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Gymnasium's reset: `(obs, {})`. Without `reset_mask` every sub-environment starts afresh (a seed, or
+        the first reset, also starts a new tape); `options={"reset_mask": mask}` resets only the masked ones,
+        which keep their sticky action as in MinAtar."""
         super().reset(seed=seed)
         options = dict(options or {})
         mask = options.pop("reset_mask", None)
@@ -422,7 +437,7 @@ class MaxAtarVectorEnv(VectorEnv):
             key = _seed_key(seed, self.np_random)
             if self.mesh is not None:
                 key = jax.device_put(key, replicated(self.mesh))
-            self._tape = Tape(key, (self.num_envs, self.env.num_draws + self.env.num_reset_uniforms))
+            self._tape = Tape(key, self._spec.row_shape)
         if self._twins is not None:
             return self._reset_python(mask), {}
         state, pending = (self._state, self._pending) if mask is not None else (None, None)
@@ -438,6 +453,8 @@ class MaxAtarVectorEnv(VectorEnv):
         return self._out(obs), {}
 
     def step(self, actions):
+        """Gymnasium's vector step, auto-reset as `autoreset_mode` says: `(obs, reward, terminated, truncated,
+        info)`, one entry per sub-environment."""
         if self._tape is None:
             raise RuntimeError("call reset() before step()")
         if self.autoreset_mode == AutoresetMode.DISABLED and bool(np.any(self._pending)):
@@ -466,9 +483,7 @@ class MaxAtarVectorEnv(VectorEnv):
     def _reset_python(self, mask) -> np.ndarray:
         rows = self._tape.next_row()
         if mask is None:
-            for twin in self._twins:
-                twin.last_action = 0
-            self._obs = [twin.reset(row) for twin, row in zip(self._twins, rows, strict=True)]
+            self._obs = [twin.reset(row, fresh=True) for twin, row in zip(self._twins, rows, strict=True)]
             self._pending = np.zeros(self.num_envs, bool)
         else:
             for i in np.flatnonzero(mask).tolist():
@@ -534,7 +549,7 @@ class _VectorSpec:
     @property
     def row_shape(self) -> tuple[int, int]:
         """A tape row: each sub-environment's step draws, then its reset draws."""
-        return (self.num_envs, self.env.num_draws + self.env.num_reset_uniforms)
+        return (self.num_envs, row_size(self.env))
 
 
 def _split(spec: _VectorSpec, tree):
@@ -552,8 +567,8 @@ def _vector_reset(spec: _VectorSpec, key, call, state, pending, mask, params):
     if state is None:
         pending = jnp.zeros(spec.num_envs, bool)
     else:  # partial reset: keep the others, and MinAtar's sticky action everywhere
-        fresh = dataclasses.replace(fresh, last_action=state.last_action)
-        obs = jnp.where(_expand(mask, obs), obs, jax.vmap(spec.env.observation)(state))
+        fresh = keep_last_action(fresh, state)
+        obs = _select(mask, obs, jax.vmap(spec.env.observation)(state))
         fresh = _select(mask, fresh, state)
         pending = pending & ~mask
     return _split(spec, (fresh, pending, obs))
@@ -577,14 +592,14 @@ def _vector_step(spec: _VectorSpec, key, call, state, pending, actions, params):
     observe = jax.vmap(env.observation)  # once, on the selected state; unused observations compile away
     if spec.autoreset_mode == AutoresetMode.SAME_STEP:
         done = terminated | truncated
-        fresh = dataclasses.replace(fresh, last_action=stepped.last_action)  # MinAtar keeps it across resets
+        fresh = keep_last_action(fresh, stepped)
         next_state = _select(done, fresh, stepped)
         info = {"final_obs": obs, "_final_obs": done, "final_info": {}, "_final_info": done}
         results = (observe(next_state), reward, terminated, truncated)
         return _split(spec, (next_state, pending, results, info))
 
     # NEXT_STEP: a sub-environment whose episode ended on the previous step resets now, ignoring its action.
-    fresh = dataclasses.replace(fresh, last_action=state.last_action)
+    fresh = keep_last_action(fresh, state)
     next_state = _select(pending, fresh, stepped)
     reward = jnp.where(pending, 0.0, reward)
     terminated, truncated = terminated & ~pending, truncated & ~pending
@@ -603,14 +618,8 @@ def _parse_autoreset_mode(mode) -> AutoresetMode:
     return by_name[key]
 
 
-def _expand(mask, like):
-    """Reshape a per-environment mask to broadcast against a batched array."""
-    return mask.reshape(mask.shape + (1,) * (like.ndim - 1))
-
-
-def _select(mask, on_true, on_false):
-    """Per-environment select between two batched pytrees."""
-    return jax.tree.map(lambda a, b: jnp.where(_expand(mask, a), a, b), on_true, on_false)
+# Per-sub-environment select between two batched pytrees: `mask[i]` picks sub-environment i's leaves.
+_select = jax.vmap(tree_select)
 
 
 def register_envs() -> None:
@@ -626,4 +635,12 @@ def register_envs() -> None:
         )
 
 
-__all__ = ["MaxAtarEnv", "MaxAtarFuncEnv", "MaxAtarVectorEnv", "StepState", "observation_space", "register_envs"]
+__all__ = [
+    "MaxAtarEnv",
+    "MaxAtarFuncEnv",
+    "MaxAtarVectorEnv",
+    "StepState",
+    "observation_bounds",
+    "observation_space",
+    "register_envs",
+]

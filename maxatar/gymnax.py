@@ -32,7 +32,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import AutoReset, Environment, EnvParams, EnvState, uniform, uniform_to_int
+from maxatar.core import AutoReset, Environment, EnvParams, EnvState
+from maxatar.gym_api import observation_bounds
+from maxatar.prng import uniform, uniform_to_int
 from maxatar.registry import canonical_name, registered_ids
 from maxatar.registry import make as maxatar_make
 
@@ -87,7 +89,7 @@ class Discrete:
     def sample(self, key: jax.Array) -> jax.Array:
         """A uniformly random element (jittable, vmappable over keys): PureJaxRL's random-action baseline and
         epsilon-greedy exploration call this."""
-        # MaxAtar's uniform (bit for bit jax.random.uniform) compiles and runs several times faster on CPU than
+        # MaxAtar's uniform (bit for bit jax.random.uniform) compiles and runs faster on CPU than
         # jax.random.randint; n is far below 2**24, so floor(u * n) is uniform up to a negligible bias.
         return uniform_to_int(uniform(key, self.shape), 0, self.n).astype(self.dtype)
 
@@ -156,15 +158,10 @@ class Box:
 
 
 def observation_box(env: Environment) -> Box:
-    """The observation space of a MaxAtar environment in gymnax form, from its static description (the same
-    bounds as `maxatar.gym_api.observation_space`)."""
-    shape = tuple(env.obs_shape)
-    if env.obs_dtype == jnp.bool_:
-        return Box(0, 1, shape, jnp.bool_)
-    if jnp.issubdtype(env.obs_dtype, jnp.integer):
-        return Box(0, int(env.obs_nvec) - 1, shape, env.obs_dtype)
-    high = np.broadcast_to(np.asarray(getattr(env, "obs_high", np.inf), np.float32), shape)
-    return Box(-high, high, shape, jnp.float32)
+    """The observation space of a MaxAtar environment in gymnax form: the bounds of the Gymnasium space
+    (`maxatar.gym_api.observation_bounds`), so code moving between the front ends sees the same numbers."""
+    low, high, dtype = observation_bounds(env)
+    return Box(low, high, env.obs_shape, dtype)
 
 
 # --- the environment ----------------------------------------------------------------------------------------
@@ -251,7 +248,7 @@ class GymnaxEnv:
         `info["discount"]` is gymnax's `1 - done`, and `info["terminated"]`/`info["truncated"]` tell a real
         end (bootstrap with 0) from a time limit (bootstrap with the value)."""
         self._check_action(action)
-        return self._step(key, state, action, params)
+        return self._step(key, state, action, params, auto_reset=True)
 
     def reset_env(self, key: jax.Array, params: EnvParams | None = None) -> tuple[jax.Array, EnvState]:
         """gymnax's environment-specific reset; the same as `reset` (gymnax code calls either)."""
@@ -261,7 +258,7 @@ class GymnaxEnv:
         """gymnax's step without the auto-reset, for code that manages episodes itself (evaluation loops,
         the last observation of an episode): a terminated state stays frozen with reward 0, as in MinAtar."""
         self._check_action(action)
-        return self._step_env(key, state, action, params)
+        return self._step(key, state, action, params, auto_reset=False)
 
     def get_obs(self, state: EnvState, params: EnvParams | None = None, key: jax.Array | None = None) -> jax.Array:
         """gymnax's observation of a state (deterministic: `params` and `key` are accepted and ignored)."""
@@ -281,14 +278,10 @@ class GymnaxEnv:
     def _reset(self, key, params):
         return self.env.reset(key, self._params(params))
 
-    @partial(jax.jit, static_argnums=0)
-    def _step(self, key, state, action, params):
-        obs, state, reward, terminated, truncated, info = self.auto.step(key, state, action, self._params(params))
-        return obs, state, reward, *_gymnax_flags(terminated, truncated, info)
-
-    @partial(jax.jit, static_argnums=0)
-    def _step_env(self, key, state, action, params):
-        obs, state, reward, terminated, truncated, info = self.env.step(key, state, action, self._params(params))
+    @partial(jax.jit, static_argnums=0, static_argnames="auto_reset")
+    def _step(self, key, state, action, params, auto_reset: bool):
+        stepper = self.auto if auto_reset else self.env
+        obs, state, reward, terminated, truncated, info = stepper.step(key, state, action, self._params(params))
         return obs, state, reward, *_gymnax_flags(terminated, truncated, info)
 
 

@@ -54,6 +54,7 @@ def _spec(env_id: str) -> Spec:
 
 
 def env_class(env_id: str) -> type[Environment]:
+    """The environment class of `env_id`, importing its module only now (ids list games cheaply)."""
     module, cls = _spec(env_id).entry_point.split(":")
     return getattr(importlib.import_module(module), cls)
 

@@ -28,6 +28,9 @@ def make_sb3_vec_env(env_id: str, num_envs: int = 8, seed: int | None = None, **
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
     class MaxAtarSB3VecEnv(VecEnv):
+        """SB3's `VecEnv` interface over one same-step `MaxAtarVectorEnv` (defined here so that SB3 is only
+        imported when asked for)."""
+
         def __init__(self):
             self.venv = MaxAtarVectorEnv(env_id, num_envs, autoreset_mode=AutoresetMode.SAME_STEP, **kwargs)
             super().__init__(num_envs, self.venv.single_observation_space, self.venv.single_action_space)
@@ -38,6 +41,7 @@ def make_sb3_vec_env(env_id: str, num_envs: int = 8, seed: int | None = None, **
             self._lengths = np.zeros(num_envs, np.int64)
 
         def reset(self):
+            """Reset every sub-environment; SB3's `seed()` (or `make_sb3_vec_env`'s seed) seeds the batch once."""
             seeds = [s for s in self._seeds if s is not None]
             reset_seed = seeds[0] if seeds else self._next_seed
             self._next_seed = None
@@ -49,9 +53,12 @@ def make_sb3_vec_env(env_id: str, num_envs: int = 8, seed: int | None = None, **
             return obs
 
         def step_async(self, actions: np.ndarray) -> None:
+            """Keep the actions for `step_wait` (the vector step is one synchronous call)."""
             self._actions = np.asarray(actions).reshape(self.num_envs)
 
         def step_wait(self):
+            """Step every sub-environment: `(obs, rewards, dones, infos)` with SB3's terminal observation,
+            truncation flag and episode statistics in `infos`."""
             obs, reward, terminated, truncated, info = self.venv.step(self._actions)
             dones = terminated | truncated
             self._returns += reward
@@ -70,19 +77,24 @@ def make_sb3_vec_env(env_id: str, num_envs: int = 8, seed: int | None = None, **
             return obs, reward.astype(np.float32), dones, infos
 
         def close(self) -> None:
+            """Close the underlying vector environment."""
             self.venv.close()
 
         def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+            """The vector environment's attribute, once per requested index (the sub-environments share it)."""
             return [getattr(self.venv, attr_name) for _ in self._get_indices(indices)]
 
         def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+            """Refused: one jitted step serves every sub-environment, so none can differ from the others."""
             raise AttributeError(f"sub-environments of a jitted vector env share {attr_name!r}; it cannot be set")
 
         def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
+            """Call the vector environment's method, once per requested index (SB3 expects a list)."""
             method = getattr(self.venv, method_name)
             return [method(*method_args, **method_kwargs) for _ in self._get_indices(indices)]
 
         def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+            """Never: the sub-environments are not Gymnasium environments that a wrapper could wrap."""
             return [False for _ in self._get_indices(indices)]
 
         def _get_indices(self, indices):

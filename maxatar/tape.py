@@ -16,17 +16,24 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import _raw_threefry_key, _threefry2x32, threefry_uniform, uniform
+from maxatar.core import AutoReset, Environment
+from maxatar.prng import raw_threefry_key, threefry2x32, threefry_uniform, uniform
+
+
+def row_size(env: Environment) -> int:
+    """Uniforms in one row: a step's draws, then a reset's, so that one row serves whichever call comes (and
+    a same-step auto-reset takes both parts of the same row)."""
+    return AutoReset(env).num_uniforms
 
 
 def tape_row(key: jax.Array, t, shape: tuple[int, ...]) -> jax.Array:
     """Call t's uniforms (jittable; t a uint32 counter). For threefry keys the fold-in is the hash written
-    out (`core._threefry2x32`, the bits of `jax.random.fold_in`), which XLA fuses instead of running JAX's
+    out (`prng.threefry2x32`, the bits of `jax.random.fold_in`), which XLA fuses instead of running JAX's
     threefry as a rolled loop of small kernels on every call."""
-    raw = _raw_threefry_key(key)
+    raw = raw_threefry_key(key)
     if raw is None:
         return uniform(jax.random.fold_in(key, t), shape)
-    k0, k1 = _threefry2x32(raw[0], raw[1], jnp.uint32(0), jnp.asarray(t, jnp.uint32))
+    k0, k1 = threefry2x32(raw[0], raw[1], jnp.uint32(0), jnp.asarray(t, jnp.uint32))
     return threefry_uniform(k0, k1, tuple(shape))
 
 
@@ -41,14 +48,14 @@ def numpy_rows(raw_key: np.ndarray, start: int, shape: tuple[int, ...], count: i
     """`_rows` in numpy, for a threefry key's raw (2,) uint32 data: no compile and no JAX call, which the
     Python backend would otherwise pay on its first step and every block. `fold_in(key, t)` is the threefry
     hash of the counter pair (0, t) (JAX's `threefry_seed` of a 32-bit t); `uniform` hashes (0, i) under
-    that key for element i and keeps 23 bits of `b0 ^ b1` as the mantissa (see `core.uniform`)."""
+    that key for element i and keeps 23 bits of `b0 ^ b1` as the mantissa (see `prng.uniform`)."""
     zeros = np.zeros(count, np.uint32)
     calls = ((start + np.arange(count, dtype=np.uint64)) % 2**32).astype(np.uint32)
     with np.errstate(over="ignore"):
-        k0, k1 = _threefry2x32(np.uint32(raw_key[0]), np.uint32(raw_key[1]), zeros, calls)
+        k0, k1 = threefry2x32(np.uint32(raw_key[0]), np.uint32(raw_key[1]), zeros, calls)
         size = int(np.prod(shape, dtype=np.int64))
         counter = np.arange(size, dtype=np.uint32)[None, :]
-        b0, b1 = _threefry2x32(k0[:, None], k1[:, None], np.zeros_like(counter), counter)
+        b0, b1 = threefry2x32(k0[:, None], k1[:, None], np.zeros_like(counter), counter)
     mantissa = ((b0 ^ b1) >> np.uint32(9)) | np.uint32(0x3F800000)
     return (mantissa.view(np.float32) - np.float32(1.0)).reshape((count, *shape))
 
@@ -61,20 +68,23 @@ class Tape:
         self.key = key
         self.shape = tuple(shape)
         self.position = 0
-        # numpy's per-call overhead dominates small blocks: about 64k uniforms a block costs ~10 ns each.
+        # numpy's per-call overhead dominates small blocks, so a block holds many rows (up to 64k uniforms, few
+        # enough to stay cheap in memory).
         size = int(np.prod(self.shape, dtype=np.int64))
         self._block_size = max(1, int(block)) if block is not None else max(1, min(4096, 65536 // max(1, size)))
         self._block: list = []
         self._block_start = 0
-        raw = _raw_threefry_key(key)
+        raw = raw_threefry_key(key)
         self._raw_key = None if raw is None else np.asarray(raw)  # None: another PRNG, rows come from JAX
 
     def next_call(self) -> np.uint32:
+        """The next call's counter (the JAX backend computes its row inside the jitted call)."""
         t = self.position
         self.position += 1
         return np.uint32(t % 2**32)
 
     def next_row(self) -> list:
+        """The next call's row as Python floats, from the block computed ahead (the Python backend)."""
         t = self.position
         offset = t - self._block_start
         if not 0 <= offset < len(self._block):

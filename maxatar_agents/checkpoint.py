@@ -9,7 +9,6 @@ policy: `act_fn(params_or_none, obs) -> action`, jittable; with `None` it uses t
 from __future__ import annotations
 
 import functools
-import importlib
 import json
 import os
 from collections.abc import Callable, Mapping
@@ -20,14 +19,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar_agents.common import config_from_dict, tree_paths
+from maxatar_agents.configs import config_from_dict
+from maxatar_agents.registry import AGENT_MODULES, agent_module
 
 FORMAT = "maxatar_agents.checkpoint/1"
 STATE_FILE = "checkpoint.npz"
 META_FILE = "checkpoint.json"
 PROGRESS_KEY = "__intervals_done__"
-# Which module rebuilds a checkpoint's program. A fixed table: a file can only pick among these.
-AGENT_MODULES = {"dqn": "maxatar_agents.dqn", "sac": "maxatar_agents.sac"}
 
 
 class CheckpointError(ValueError):
@@ -67,11 +65,13 @@ def _resolve(path: str | Path) -> Path:
 
 
 def exists(directory: str | Path) -> bool:
+    """Whether `directory` holds (part of) a checkpoint, so a new run never overwrites one."""
     directory = Path(directory)
     return (directory / META_FILE).is_file() or (directory / STATE_FILE).is_file()
 
 
 def read_meta(path: str | Path) -> dict[str, Any]:
+    """The checkpoint's metadata, checked to be this format and a known algorithm before anything trusts it."""
     directory = _resolve(path)
     try:
         meta = json.loads((directory / META_FILE).read_text())
@@ -87,6 +87,7 @@ def read_meta(path: str | Path) -> dict[str, Any]:
 
 
 def _open_arrays(directory: Path):
+    """The state file's arrays, never unpickled."""
     try:
         return np.load(directory / STATE_FILE, allow_pickle=False)
     except FileNotFoundError:
@@ -121,13 +122,14 @@ def load_state(directory: str | Path, template: Any, meta: dict[str, Any]) -> An
     return jax.tree.unflatten(treedef, arrays)
 
 
-def agent_module(algorithm: str):
-    if algorithm not in AGENT_MODULES:
-        raise CheckpointError(f"unknown algorithm {algorithm!r}; known: {sorted(AGENT_MODULES)}")
-    return importlib.import_module(AGENT_MODULES[algorithm])
+def tree_paths(tree: Any) -> list[str]:
+    """Stable, readable names of a pytree's leaves: the keys of the state file, so that a mismatch names
+    the leaf."""
+    return [jax.tree_util.keystr(path) for path, _ in jax.tree_util.tree_flatten_with_path(tree)[0]]
 
 
 def config_for(meta: dict[str, Any]):
+    """The config a checkpoint was made with (`read_meta` has checked its algorithm)."""
     module = agent_module(meta["algorithm"])
     try:
         return config_from_dict(module.Config, meta["config"])

@@ -11,7 +11,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from maxatar.core import Environment, EnvParams, uniform
+from maxatar.core import Environment, EnvParams
+from maxatar.prng import uniform
 
 RECENT = 100  # "recent return" = mean undiscounted return of the last 100 finished training episodes
 
@@ -31,6 +32,7 @@ class EpisodeStats(NamedTuple):
 
 
 def episode_stats_init(num_envs: int) -> EpisodeStats:
+    """No episode finished yet: empty ring, zero running returns."""
     ring = max(RECENT, num_envs)
     return EpisodeStats(
         running=jnp.zeros(num_envs, jnp.float32),

@@ -1,9 +1,9 @@
 """Networks shared by the agents: an observation encoder chosen from the environment, then a small MLP head.
 
 * MinAtar games (bool (10, 10, C)): MinAtar's torso, one 3x3 convolution with 16 filters and no padding,
-  written as patch extraction plus a dense layer. It computes exactly what a VALID `nn.Conv` computes and
-  trains about 3x faster on CPU (XLA's CPU convolution is slow for such tiny images; see
-  benchmarks/agents_bench.py and the DESIGN notes).
+  written as patch extraction plus a dense layer. It computes exactly what a VALID `nn.Conv` computes, and
+  XLA's CPU convolution is slow on such tiny images while a dense layer is not, so training runs faster on
+  CPU (benchmarks/agents_bench.py measures it).
 * Integer-coded observations (Doors, codes 0..nvec-1): one-hot, then flatten.
 * Float vectors (CartPole): used as they are.
 
@@ -26,6 +26,7 @@ torch_like_init = nn.initializers.variance_scaling(1.0 / 3.0, "fan_in", "uniform
 
 
 def Dense(features: int) -> nn.Dense:
+    """A dense layer with PyTorch's default init, so the reference's step sizes see the scale they expect."""
     return nn.Dense(features, kernel_init=torch_like_init)
 
 

@@ -5,9 +5,9 @@
 `maxatar.renderers` entry points. pygame and imageio are imported only when a window or a GIF is needed.
 """
 
-from renderers.frames import PALETTES, Channel, GridPalette, frame
+from renderers.frames import Channel, GridPalette, frame, palette_of
 from renderers.gif import write_gif
 from renderers.rollout import random_policy, render_rollout
 from renderers.window import Window
 
-__all__ = ["PALETTES", "Channel", "GridPalette", "Window", "frame", "random_policy", "render_rollout", "write_gif"]
+__all__ = ["Channel", "GridPalette", "Window", "frame", "palette_of", "random_policy", "render_rollout", "write_gif"]

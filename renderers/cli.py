@@ -27,6 +27,8 @@ def _bounded(kind: Callable, low, high=None) -> Callable[[str], object]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The `gif` and `play` subcommands, each checking its arguments up front so a bad one fails before any
+    compile."""
     parser = argparse.ArgumentParser(prog="python -m renderers", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -65,6 +67,7 @@ def _make_env(parser: argparse.ArgumentParser, env_id: str):
 
 
 def run_gif(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Render a rollout of the chosen policy in one jitted scan and write it as a GIF."""
     import jax
 
     from renderers.gif import check_output_path, write_gif
@@ -90,6 +93,7 @@ def run_gif(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 
 def run_play(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Open a window and let a person play (the id is checked first, so a typo fails before pygame starts)."""
     from renderers.play import play
 
     _make_env(parser, args.env)
@@ -100,6 +104,7 @@ def run_play(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line entry point (`python -m renderers`); `argv` lets tests call it in process."""
     parser = build_parser()
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     return args.run(args.subparser, args)  # errors print the subcommand's usage

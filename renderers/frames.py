@@ -2,12 +2,14 @@
 
 `frame(env, state)` is what the Gymnasium classes call (through the `maxatar.renderers` entry point). The
 MinAtar games are drawn from their observation (10 x 10 x channels, MinAtar's channel order), so the drawing
-does not depend on how each game stores its state; CartPole is drawn from the cart position and pole angle,
-Doors from its grid observation. Every grid cell becomes a `scale` x `scale` block (integer upscaling).
+does not depend on how each game stores its state; Doors from its coded grid observation, split into planes
+by its `grid` hook; CartPole, whose observation is no grid, from the cart position and pole angle. Every grid
+cell becomes a `scale` x `scale` block (integer upscaling).
 
-Palettes: each observation channel has a colour and a shape (a full cell, a small square for trails, bars
-for bullets, triangles for Space Invaders' direction channels) and a place in the drawing order, so several
-channels on one cell stay distinguishable.
+Palettes come from the games (`Environment.channels` and `draw_order`, next to each game's rules): each
+observation channel has a colour and a shape (a full cell, a small square for trails, bars for bullets,
+triangles for Space Invaders' direction channels) and a place in the drawing order, so several channels on one
+cell stay distinguishable.
 """
 
 from __future__ import annotations
@@ -20,29 +22,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import Environment, EnvState
-from maxatar.envs.doors import AGENT, GOAL, WALL
+from maxatar.core import RGB, Channel, Environment, EnvState
+from maxatar.envs.cartpole import CartPoleState
 from renderers.font import ADVANCE, GLYPH_WIDTH, SPACE, number_codes, text_codes, text_mask
-
-RGB = tuple[int, int, int]
 
 MIN_SIDE = 160  # default frames are at least this many pixels on their short side
 BACKGROUND: RGB = (14, 16, 26)
 GRID_LINE: RGB = (32, 35, 52)
 BAR_BACKGROUND: RGB = (0, 0, 0)
 TEXT: RGB = (235, 235, 235)
-TRAIL: RGB = (105, 110, 150)
 
 SHAPES = ("cell", "inset", "hbar", "vbar", "left", "right")
-
-
-@dataclasses.dataclass(frozen=True)
-class Channel:
-    """How one observation channel is drawn: its colour and the shape it fills inside a cell."""
-
-    name: str
-    colour: RGB
-    shape: str = "cell"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,98 +50,15 @@ class GridPalette:
                 raise ValueError(f"unknown shape {channel.shape!r}; expected one of {SHAPES}")
 
 
-def _palette(channels: tuple[Channel, ...], bottom_to_top: tuple[str, ...]) -> GridPalette:
-    """A palette whose drawing order is given by channel names, bottom first."""
-    names = [c.name for c in channels]
-    return GridPalette(channels, tuple(names.index(name) for name in bottom_to_top))
-
-
-BREAKOUT = _palette(
-    (
-        Channel("paddle", (70, 150, 255)),
-        Channel("ball", (255, 255, 255)),
-        Channel("trail", TRAIL, "inset"),
-        Channel("brick", (235, 95, 60)),
-    ),
-    ("brick", "trail", "paddle", "ball"),
-)
-ASTERIX = _palette(
-    (
-        Channel("player", (40, 210, 255)),
-        Channel("enemy", (230, 55, 55)),
-        Channel("trail", TRAIL, "inset"),
-        Channel("gold", (255, 200, 40)),
-    ),
-    ("trail", "gold", "enemy", "player"),
-)
-FREEWAY = _palette(
-    (
-        Channel("chicken", (255, 235, 60)),
-        Channel("car", (230, 55, 55)),
-        Channel("speed1", (60, 90, 200), "inset"),
-        Channel("speed2", (50, 170, 210), "inset"),
-        Channel("speed3", (70, 200, 110), "inset"),
-        Channel("speed4", (190, 120, 230), "inset"),
-        Channel("speed5", (245, 140, 40), "inset"),
-    ),
-    ("speed1", "speed2", "speed3", "speed4", "speed5", "car", "chicken"),
-)
-SEAQUEST = _palette(
-    (
-        Channel("sub_front", (255, 225, 40)),
-        Channel("sub_back", (190, 150, 20)),
-        Channel("friendly_bullet", (255, 255, 255), "hbar"),
-        Channel("trail", TRAIL, "inset"),
-        Channel("enemy_bullet", (255, 90, 210), "hbar"),
-        Channel("enemy_fish", (230, 55, 55)),
-        Channel("enemy_sub", (150, 95, 255)),
-        Channel("oxygen_gauge", (40, 200, 255)),
-        Channel("diver_gauge", (50, 170, 80)),
-        Channel("diver", (150, 255, 170)),
-    ),
-    (
-        "trail",
-        "oxygen_gauge",
-        "diver_gauge",
-        "diver",
-        "enemy_fish",
-        "enemy_sub",
-        "enemy_bullet",
-        "friendly_bullet",
-        "sub_back",
-        "sub_front",
-    ),
-)
-SPACE_INVADERS = _palette(
-    (
-        Channel("cannon", (70, 220, 120)),
-        Channel("alien", (225, 225, 235)),
-        Channel("alien_left", (240, 80, 80), "left"),
-        Channel("alien_right", (70, 150, 255), "right"),
-        Channel("friendly_bullet", (255, 230, 40), "vbar"),
-        Channel("enemy_bullet", (255, 90, 210), "vbar"),
-    ),
-    ("alien", "alien_left", "alien_right", "cannon", "enemy_bullet", "friendly_bullet"),
-)
-DOORS = _palette(
-    (Channel("agent", (40, 210, 255)), Channel("wall", (130, 130, 150)), Channel("goal", (255, 200, 40))),
-    ("wall", "goal", "agent"),
-)
-PALETTES: dict[str, GridPalette] = {
-    "breakout": BREAKOUT,
-    "asterix": ASTERIX,
-    "freeway": FREEWAY,
-    "seaquest": SEAQUEST,
-    "space_invaders": SPACE_INVADERS,
-    "doors": DOORS,
-}
-
-
-def generic_palette(num_channels: int) -> GridPalette:
-    """Evenly spaced hues, for a grid environment without a palette of its own."""
-    colours = [colorsys.hsv_to_rgb(i / num_channels, 0.75, 1.0) for i in range(num_channels)]
-    channels = tuple(Channel(f"channel{i}", tuple(round(255 * x) for x in c)) for i, c in enumerate(colours))
-    return GridPalette(channels, tuple(range(num_channels)))
+def palette_of(env: Environment, num_channels: int) -> GridPalette:
+    """The palette the game declares (`Environment.channels` and `draw_order`), or evenly spaced hues for a
+    grid environment that declares none."""
+    if not env.channels:
+        colours = [colorsys.hsv_to_rgb(i / num_channels, 0.75, 1.0) for i in range(num_channels)]
+        channels = tuple(Channel(f"channel{i}", tuple(round(255 * x) for x in c)) for i, c in enumerate(colours))
+        return GridPalette(channels, tuple(range(num_channels)))
+    names = [c.name for c in env.channels]
+    return GridPalette(tuple(env.channels), tuple(names.index(name) for name in env.draw_order or names))
 
 
 def default_scale(rows: int, cols: int) -> int:
@@ -300,12 +207,6 @@ def status_bar(width: int, score: jax.Array | None = None, step: jax.Array | Non
 # --- entry point ---
 
 
-def doors_channels(env: Environment, state: EnvState) -> jax.Array:
-    """Doors' grid observation as (size, size, 3) bool channels: agent, wall, goal."""
-    grid = env.observation(state).reshape(env.size, env.size)
-    return jnp.stack([grid == AGENT, grid == WALL, grid == GOAL], axis=-1)
-
-
 def frame(
     env: Environment,
     state: EnvState,
@@ -318,19 +219,14 @@ def frame(
     static); `vmap` it for batches. With `score` and/or `step` (scalars, may be traced) a status strip with
     those numbers is added below the picture. `scale` is pixels per grid cell (default: short side >= 160).
     """
-    name = getattr(env, "name", type(env).__name__.lower())
-    if name == "cartpole":
+    channels = env.grid(env.observation(state))
+    if channels is not None:
+        image = grid_image(channels, palette_of(env, channels.shape[-1]), scale or default_scale(*channels.shape[:2]))
+    elif isinstance(state.game, CartPoleState):
         game = state.game
         image = cartpole_image(game.x, game.theta, scale or default_scale(*CARTPOLE_CELLS))
     else:
-        if name == "doors":
-            channels = doors_channels(env, state)
-        else:
-            channels = env.observation(state)
-            if channels.ndim != 3 or channels.dtype != jnp.bool_:
-                raise TypeError(f"cannot draw {name}: expected a bool (rows, cols, channels) observation")
-        palette = PALETTES.get(name) or generic_palette(channels.shape[-1])
-        image = grid_image(channels, palette, scale or default_scale(*channels.shape[:2]))
+        raise TypeError(f"cannot draw {env.name}: its observation is no (rows, cols, channels) grid")
     if score is None and step is None:
         return image
     return jnp.concatenate([image, status_bar(image.shape[1], score, step)], axis=0)

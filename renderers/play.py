@@ -1,9 +1,10 @@
 """Play an environment yourself in a pygame window: arrow keys move, space fires, R restarts, Esc quits.
 
 The game runs in real time at `fps` steps per second. Each step takes the key pressed since the previous
-step if there was one (so a quick tap is not lost), otherwise the key held down, otherwise no key. Keys map
-to the environment's own actions, so the full and minimal (`full_action_space=False`) action sets both work; a key
-whose action is not in the set does nothing.
+step if there was one (so a quick tap is not lost), otherwise the key held down, otherwise no key. Each game
+names its keys (`Environment.keymap`, pygame's key names) and its no-key action (`idle_action`); they map to
+game actions, so the full and minimal (`full_action_space=False`) action sets both work, and a key whose
+action is not in the set does nothing.
 """
 
 from __future__ import annotations
@@ -19,22 +20,13 @@ from maxatar.core import Environment, EnvParams, EnvState
 from renderers.frames import frame
 from renderers.window import Window
 
-# Game actions for each control and for no key. MinAtar's full set: 0 no-op, 1 left, 2 up, 3 right,
-# 4 down, 5 fire. Doors: 0 stay, 1 right, 2 down, 3 left, 4 up. CartPole has no no-op: None repeats the
-# previous push.
-MINATAR_KEYS = {"none": 0, "left": 1, "up": 2, "right": 3, "down": 4, "fire": 5}
-KEYMAPS: dict[str, dict[str, int | None]] = {
-    "cartpole": {"none": None, "left": 0, "right": 1},
-    "doors": {"none": 0, "right": 1, "down": 2, "left": 3, "up": 4},
-}
 
-
-def choose_action(env: Environment, control: str | None, previous: int) -> int:
-    """The index (into `env`'s action set) that `control` ("left", ..., "fire", or None for no key) means."""
-    keymap = KEYMAPS.get(env.name, MINATAR_KEYS)
-    game_action = keymap.get(control) if control else None
+def choose_action(env: Environment, key: str | None, previous: int) -> int:
+    """The index (into `env`'s action set) that the key named `key` ("left", ..., "space", or None for no
+    key) means: its game action, else the idle action, else (no idle action, or not in the set) `previous`."""
+    game_action = env.keymap.get(key) if key else None
     if game_action is None or game_action not in env.action_set:
-        game_action = keymap["none"]
+        game_action = env.idle_action
     if game_action is None or game_action not in env.action_set:
         return previous
     return env.action_set.index(game_action)
@@ -62,13 +54,8 @@ def play(env_id: str, fps: float = 10.0, zoom: int = 3, seed: int = 0, max_steps
     import pygame
 
     env, params = maxatar.make(env_id)
-    keys = {
-        pygame.K_LEFT: "left",
-        pygame.K_RIGHT: "right",
-        pygame.K_UP: "up",
-        pygame.K_DOWN: "down",
-        pygame.K_SPACE: "fire",
-    }
+    pygame.display.init()  # pygame translates key names to codes once its display is up
+    keys = {pygame.key.key_code(name): name for name in env.keymap}
     window = Window(title=f"{env_id} (arrows move, space fires, R restarts, Esc quits)", fps=fps, zoom=zoom)
     key = jax.random.key(seed)
     key, sub = jax.random.split(key)
@@ -88,7 +75,7 @@ def play(env_id: str, fps: float = 10.0, zoom: int = 3, seed: int = 0, max_steps
             if window.closed:
                 break
             held = pygame.key.get_pressed()
-            control = tapped or next((name for code, name in keys.items() if held[code]), None)
+            pressed = tapped or next((name for code, name in keys.items() if held[code]), None)
             if pause > 0:  # an episode just ended: hold its last frame for a moment, then start another
                 pause -= 1
                 if pause > 0 and not restart:
@@ -98,7 +85,7 @@ def play(env_id: str, fps: float = 10.0, zoom: int = 3, seed: int = 0, max_steps
                 key, sub = jax.random.split(key)
                 state, score, pause = _reset(env, sub, params), 0.0, 0
                 continue
-            action = choose_action(env, control, action)
+            action = choose_action(env, pressed, action)
             key, sub = jax.random.split(key)
             state, reward, done = _step(env, sub, state, jnp.int32(action), params)
             score += float(reward)

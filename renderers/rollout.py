@@ -14,7 +14,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-from maxatar.core import Environment, EnvParams, tree_select
+from maxatar.core import Environment, EnvParams, keep_last_action, tree_select
 from renderers.frames import frame
 
 Policy = Callable[[jax.Array, jax.Array], jax.Array]
@@ -73,7 +73,7 @@ def _render_rollout(env, params, policy, key, num_frames, overlay, scale):
         action = jnp.asarray(policy(act_key, env.observation(state))).astype(jnp.int32).reshape(())
         _, stepped, reward, terminated, truncated, _ = env.step(env_key, state, action, params)
         _, fresh = env.reset(reset_key, params)
-        fresh = dataclasses.replace(fresh, last_action=state.last_action)  # MinAtar keeps it across resets
+        fresh = keep_last_action(fresh, state)
         next_carry = (
             tree_select(done, fresh, stepped),
             ~done & (terminated | truncated),

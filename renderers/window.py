@@ -62,6 +62,7 @@ class Window:
         return events
 
     def close(self) -> None:
+        """Close the window and shut pygame's display down, so a later window starts clean."""
         if self._screen is not None:
             self._pygame.display.quit()
             self._screen = None

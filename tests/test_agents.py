@@ -17,9 +17,11 @@ import numpy as np
 import pytest
 
 import maxatar
-from maxatar_agents import checkpoint, cli, dqn, sac
+from maxatar_agents import checkpoint, cli, dqn, runner, sac
+from maxatar_agents.configs import config_to_dict
 from maxatar_agents.evaluation import episode_stats_init, episode_stats_update, recent_return
 from maxatar_agents.networks import patches3x3
+from maxatar_agents.off_policy import Transition
 
 AGENTS = {"dqn": dqn, "sac": sac}
 SEEDS = 2
@@ -73,7 +75,7 @@ def cli_run(algorithm: str, tmp_path_factory):
 
 
 def saved_state(algorithm: str, out):
-    parts = cli.compiled(algorithm, make_test_config(algorithm), SEEDS)
+    parts = runner.compiled(algorithm, make_test_config(algorithm), SEEDS)
     return checkpoint.load_state(out, parts["template"], checkpoint.read_meta(out))
 
 
@@ -133,7 +135,7 @@ def test_cli_writes_all_artefacts(algorithm, tmp_path_factory):
     assert int(rows[-1]["frames"]) >= config.total_steps
 
     saved = json.loads((out / "summary.json").read_text())
-    assert saved["config"] == cli.config_to_dict(config)
+    assert saved["config"] == config_to_dict(config)
     assert saved["env_id"] == "maxatar/CartPole-v1" and saved["algorithm"] == algorithm
     assert len(saved["final_eval_return_per_seed"]) == SEEDS
     assert saved["final_eval_return_mean"] == pytest.approx(np.mean(saved["final_eval_return_per_seed"]))
@@ -276,7 +278,7 @@ def test_n_step_target_matches_a_plain_loop():
         truncated = rng.random((batch, n + 1)) < 0.15
         reward = rng.normal(size=(batch, n + 1)).astype(np.float32)
         next_q = rng.normal(size=batch).astype(np.float32)
-        sequence = dqn.Transition(
+        sequence = Transition(
             obs=np.zeros((batch, n + 1, 1), np.float32),
             action=np.zeros((batch, n + 1), np.int32),
             reward=reward,

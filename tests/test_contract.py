@@ -1,4 +1,4 @@
-"""The functional contract of DESIGN.md, checked for every registered environment."""
+"""The functional contract of docs/architecture.md, checked for every registered environment."""
 
 import dataclasses
 import functools

@@ -1,4 +1,4 @@
-"""Doors against an independent plain-Python model of the rules in DESIGN.md."""
+"""Doors against an independent plain-Python model of its rules (the module docstring of `maxatar.envs.doors`)."""
 
 import dataclasses
 import math
@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import maxatar
 from maxatar.core import Draws
+from maxatar.envs.doors import DoorsDraws
 
 SIZE = 15
 STEPS = 48  # fixed episode length: one compiled scan serves every example
@@ -58,7 +59,7 @@ ENV, PARAMS = maxatar.make("Doors-v0")
 
 @jax.jit
 def play(agent_col, goal_col, doors, actions):
-    draws = {"agent_col": agent_col, "goal_col": goal_col, "doors": doors}
+    draws = DoorsDraws(agent_col=agent_col, goal_col=goal_col, doors=doors)
     obs0, state = ENV.reset_from_draws(draws, PARAMS)
 
     def body(state, action):
@@ -176,7 +177,7 @@ def test_random_door_subset_equals_double_argsort_and_is_uniform():
     coarse = rng.integers(0, 4, (2000, 2 + SIZE)).astype(np.float32) / 4  # many ties
     fine = rng.random((2000, 2 + SIZE), dtype=np.float32)
     params = PARAMS.replace(random_doors=True)
-    pick = jax.jit(jax.vmap(lambda u: ENV.reset_draws(u, params)["doors"]))
+    pick = jax.jit(jax.vmap(lambda u: ENV.reset_draws(u, params).doors))
     for uniforms in (coarse, fine):
         expected = np.argsort(np.argsort(uniforms[:, 2:], kind="stable"), kind="stable") < 3
         np.testing.assert_array_equal(np.asarray(pick(jnp.asarray(uniforms))), expected)
@@ -194,7 +195,7 @@ def test_random_door_subset_equals_double_argsort_and_is_uniform():
 
 def test_observation_codes():
     """Wall row with open doors, goal and agent cells, the agent drawn over the goal when they meet."""
-    draws = {"agent_col": jnp.int32(4), "goal_col": jnp.int32(9), "doors": ENV.default_doors()}
+    draws = DoorsDraws(agent_col=jnp.int32(4), goal_col=jnp.int32(9), doors=ENV.default_doors())
     state = ENV.init(draws, PARAMS)
     grid = np.asarray(ENV.game_observation(state)).reshape(SIZE, SIZE)
     expected = np.zeros((SIZE, SIZE), np.int8)

@@ -47,6 +47,7 @@ def rollout(env, params, key, autoreset=None):
 
 BREAKOUT, BREAKOUT_PARAMS = gymnax.make("Breakout-MinAtar", max_steps_in_episode=BREAKOUT_LIMIT)
 CARTPOLE, CARTPOLE_PARAMS = gymnax.make("CartPole-v1")
+ENVS = {"breakout": BREAKOUT, "cartpole": CARTPOLE}
 
 
 @jax.jit
@@ -68,7 +69,7 @@ def results():
 
 @pytest.mark.parametrize("name", ["breakout", "cartpole"])
 def test_rollout_shapes_and_dtypes(results, name):
-    env = {"breakout": BREAKOUT, "cartpole": CARTPOLE}[name]
+    env = ENVS[name]
     first_obs, (obs, state, action, reward, (term, trunc, done, discount)) = results[name]
     space = env.observation_space(env.default_params)
     assert first_obs.shape == (N, *space.shape) and first_obs.dtype == space.dtype
@@ -93,7 +94,7 @@ def test_step_is_autoreset_exactly(results, name):
 
 @pytest.mark.parametrize("name", ["breakout", "cartpole"])
 def test_done_episodes_reset_in_the_same_step(results, name):
-    env = {"breakout": BREAKOUT, "cartpole": CARTPOLE}[name]
+    env = ENVS[name]
     _, (obs, state, _, reward, (term, trunc, done, _)) = results[name]
     assert term.any(), "the rollout should contain terminations"
     if name == "breakout":

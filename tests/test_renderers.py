@@ -18,9 +18,14 @@ import pygame
 import pytest
 
 import maxatar
-from maxatar.core import EnvState
+from maxatar.core import Environment, EnvState
+from maxatar.envs.asterix import Asterix
+from maxatar.envs.breakout import Breakout
 from maxatar.envs.cartpole import CartPoleState
-from maxatar.envs.doors import DoorsState
+from maxatar.envs.doors import Doors, DoorsState
+from maxatar.envs.freeway import Freeway
+from maxatar.envs.seaquest import Seaquest
+from maxatar.envs.space_invaders import SpaceInvaders
 from renderers import frames as fr
 from renderers.cli import main
 from renderers.font import CHARS, number_codes
@@ -58,9 +63,12 @@ def test_constructible_ids_include_cartpole_and_doors():
 
 @dataclasses.dataclass(frozen=True)
 class ObservationIsState:
-    """A stand-in environment whose state is its observation, to send crafted observations through `frame`."""
+    """A stand-in for `env` whose state is its observation, to send crafted observations through `frame`."""
 
-    name: str
+    env: Environment
+
+    def __getattr__(self, name):
+        return getattr(self.env, name)
 
     def observation(self, state):
         return state
@@ -79,17 +87,16 @@ def cell_mask(row: int, col: int, shape, scale: int = SCALE) -> np.ndarray:
     return mask
 
 
-@pytest.mark.parametrize("name", ["breakout", "asterix", "freeway", "seaquest", "space_invaders"])
-def test_each_channel_is_drawn_in_its_own_colour_where_it_is_set(name):
-    palette = fr.PALETTES[name]
-    colours = [channel.colour for channel in palette.channels]
+@pytest.mark.parametrize("env_class", [Breakout, Asterix, Freeway, Seaquest, SpaceInvaders])
+def test_each_channel_is_drawn_in_its_own_colour_where_it_is_set(env_class):
+    colours = [channel.colour for channel in env_class.channels]
     assert len(set(colours)) == len(colours)
     assert not {fr.BACKGROUND, fr.GRID_LINE} & set(colours)
     obs = np.zeros((10, 10, len(colours)), bool)
     cells = [(c, 9 - c) for c in range(len(colours))]
     for c, (row, col) in enumerate(cells):
         obs[row, col, c] = True
-    image = np.asarray(draw(ObservationIsState(name), obs, scale=SCALE))
+    image = np.asarray(draw(ObservationIsState(env_class()), obs, scale=SCALE))
     assert image.shape == (10 * SCALE, 10 * SCALE, 3) and image.dtype == np.uint8
     for colour, (row, col) in zip(colours, cells, strict=True):
         drawn = pixels_of(image, colour)
@@ -100,7 +107,7 @@ def test_an_environment_without_a_palette_gets_distinct_hues():
     obs = np.zeros((10, 10, 3), bool)
     for c in range(3):
         obs[:, c, c] = True  # channel c on column c of every row
-    image = np.asarray(draw(ObservationIsState("unknown"), obs, scale=SCALE))
+    image = np.asarray(draw(ObservationIsState(Environment()), obs, scale=SCALE))
     colours = [tuple(image[SCALE // 2, c * SCALE + SCALE // 2]) for c in range(3)]
     assert len(set(colours)) == 3 and fr.BACKGROUND not in colours
     assert image.shape == (10 * SCALE, 10 * SCALE, 3)
@@ -109,16 +116,16 @@ def test_an_environment_without_a_palette_gets_distinct_hues():
 def test_drawing_order_keeps_overlapping_objects_visible():
     obs = np.zeros((10, 10, 4), bool)
     obs[3, 0, [1, 3]] = True  # Breakout: the ball inside a brick
-    image = np.asarray(draw(ObservationIsState("breakout"), obs, scale=SCALE))
-    assert pixels_of(image, fr.BREAKOUT.channels[1].colour)[3 * SCALE + SCALE // 2, SCALE // 2]
+    image = np.asarray(draw(ObservationIsState(Breakout()), obs, scale=SCALE))
+    assert pixels_of(image, Breakout.channels[1].colour)[3 * SCALE + SCALE // 2, SCALE // 2]
     obs = np.zeros((10, 10, 6), bool)
     obs[0, 2, [1, 2]] = True  # Space Invaders: an alien moving left shows both the alien and its direction
     obs[0, 3, [1, 3]] = True
-    image = np.asarray(draw(ObservationIsState("space_invaders"), obs, scale=SCALE))
+    image = np.asarray(draw(ObservationIsState(SpaceInvaders()), obs, scale=SCALE))
     for col, channel in ((2, 2), (3, 3)):
         inside = cell_mask(0, col, image.shape)
         for c in (1, channel):
-            assert (pixels_of(image, fr.SPACE_INVADERS.channels[c].colour) & inside).any()
+            assert (pixels_of(image, SpaceInvaders.channels[c].colour) & inside).any()
 
 
 def test_doors_frame_shows_agent_goal_walls_and_doors():
@@ -127,7 +134,7 @@ def test_doors_frame_shows_agent_goal_walls_and_doors():
     state = EnvState(game, jnp.int32(0), jnp.int32(0), jnp.bool_(False))
     image = np.asarray(draw(env, state, scale=SCALE))
     assert image.shape == (15 * SCALE, 15 * SCALE, 3)
-    agent, wall, goal = (channel.colour for channel in fr.DOORS.channels)
+    agent, wall, goal = (channel.colour for channel in Doors.channels)
     for colour, (row, col) in ((agent, (14, 3)), (goal, (0, 9))):
         drawn = pixels_of(image, colour)
         assert drawn.any() and not (drawn & ~cell_mask(row, col, image.shape)).any()
@@ -155,7 +162,7 @@ def test_cartpole_frame_follows_cart_position_and_pole_angle():
 
 def test_overlay_strip_shows_score_and_step():
     obs = np.zeros((10, 10, 4), bool)
-    env = ObservationIsState("breakout")
+    env = ObservationIsState(Breakout())
     plain = np.asarray(draw(env, obs))
     strip = [np.asarray(draw(env, obs, jnp.float32(s), jnp.int32(t)))[160:] for s, t in ((3, 7), (3, 8), (4, 7))]
     assert plain.shape == (160, 160, 3)
@@ -342,7 +349,7 @@ def test_keys_map_to_each_action_set():
     breakout_minimal, _ = maxatar.make("maxatar/Breakout-v0", full_action_space=False)
     cartpole, _ = maxatar.make("maxatar/CartPole-v1")
     doors, _ = maxatar.make("maxatar/Doors-v0")
-    controls = [None, "left", "right", "up", "down", "fire"]
+    controls = [None, "left", "right", "up", "down", "space"]
     assert [choose_action(breakout_full, c, 0) for c in controls] == [0, 1, 3, 2, 4, 5]
     assert [choose_action(breakout_minimal, c, 0) for c in controls] == [0, 1, 2, 0, 0, 0]
     assert [choose_action(doors, c, 0) for c in controls] == [0, 3, 1, 4, 2, 0]

@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +50,16 @@ def assert_trees_equal(a, b) -> None:
     assert jax.tree.structure(a) == jax.tree.structure(b)
     for x, y in zip(leaves_a, leaves_b, strict=True):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def assert_refused(call, error_type: type, message: str, what: str) -> None:
+    """`call()` raises `error_type` with `message` in its text (these scenario processes run without pytest)."""
+    try:
+        call()
+    except error_type as error:
+        assert message in str(error), (what, error)
+    else:
+        raise AssertionError(f"{what} was accepted")
 
 
 def assert_split(x, count: int) -> None:
@@ -150,18 +161,15 @@ def environments_on_two_devices() -> None:
         ({"num_envs": 8, "devices": 0}, "positive"),
         ({"num_envs": 8, "devices": "most"}, "'all'"),
     ]:
-        try:
-            gymnasium.make_vec("maxatar/CartPole-v1", **bad)
-        except ValueError as error:
-            assert message in str(error), (bad, error)
-        else:
-            raise AssertionError(f"make_vec accepted {bad}")
-    try:
-        sharding.shard_batch(np.zeros((5, 3)), mesh)
-    except ValueError as error:
-        assert "batch of 5 cannot be split evenly over 2 devices" in str(error), error
-    else:
-        raise AssertionError("shard_batch accepted an uneven batch")
+        assert_refused(
+            partial(gymnasium.make_vec, "maxatar/CartPole-v1", **bad), ValueError, message, f"make_vec {bad}"
+        )
+    assert_refused(
+        lambda: sharding.shard_batch(np.zeros((5, 3)), mesh),
+        ValueError,
+        "batch of 5 cannot be split evenly over 2 devices",
+        "shard_batch of an uneven batch",
+    )
     print("environments ok")
 
 
@@ -176,12 +184,12 @@ def environments_on_four_devices() -> None:
     assert_trees_equal(one.state, four.state)
     for leaf in jax.tree.leaves(four.state):
         assert_split(leaf, 4)
-    try:
-        gymnasium.make_vec("maxatar/Breakout-v0", num_envs=6, devices="all")
-    except ValueError as error:
-        assert "num_envs of 6 cannot be split evenly over 4 devices" in str(error), error
-    else:
-        raise AssertionError("make_vec accepted 6 environments on 4 devices")
+    assert_refused(
+        lambda: gymnasium.make_vec("maxatar/Breakout-v0", num_envs=6, devices="all"),
+        ValueError,
+        "num_envs of 6 cannot be split evenly over 4 devices",
+        "make_vec of 6 environments on 4 devices",
+    )
     print("four devices ok")
 
 
@@ -229,12 +237,8 @@ def dqn_on_one_and_two_devices() -> None:
             (["--distributed", "--devices", "2"], "pass --devices all"),
         ]
         for extra, message in bad:
-            try:
-                cli.run("dqn", [*AGENT_ARGS, *extra, "--out", str(Path(tmp) / "bad")])
-            except cli.UsageError as error:
-                assert message in str(error), (extra, error)
-            else:
-                raise AssertionError(f"the CLI accepted {extra}")
+            run = partial(cli.run, "dqn", [*AGENT_ARGS, *extra, "--out", str(Path(tmp) / "bad")])
+            assert_refused(run, cli.UsageError, message, f"the CLI with {extra}")
     print("agents ok")
 
 

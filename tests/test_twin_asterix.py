@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import maxatar
-from maxatar.core import uniform
+from maxatar.prng import uniform
 from maxatar.twins import load_twin
 from tests.test_twins import assert_twin_plays_as_jax
 

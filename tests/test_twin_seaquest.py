@@ -81,10 +81,7 @@ def play_and_compare(state: EnvState, steps: int, policy, seed: int, sticky=0.0,
     for t, row in enumerate(rows.tolist()):
         actions[t] = policy(t, runner.game) if t < steps else NOOP
         obs, reward, terminated, truncated = runner.step(int(actions[t]), row)
-        pure = EnvState(
-            twin.to_pure(runner.game), np.int32(runner.last_action), np.int32(runner.time), np.bool_(runner.terminated)
-        )
-        out.append((obs, reward, terminated, truncated, pure))
+        out.append((obs, reward, terminated, truncated, runner.numpy_state()))
 
     for c in range(n // CHUNK):
         part = slice(c * CHUNK, (c + 1) * CHUNK)
@@ -113,8 +110,8 @@ def scripted(actions):
 
 
 def reference_view(game):
-    """The twin's state as the reference's attributes and lists, for the parity suite's policy."""
-    env = SimpleNamespace(
+    """The twin's state as the reference's game attributes and lists (`ref.env`), for the parity suite's policy."""
+    return SimpleNamespace(
         **{name: getattr(game, name) for name in ("sub_x", "sub_y", "sub_or", "oxygen", "diver_count")},
         **{name: getattr(game, name) for name in ("shot_timer", "e_spawn_timer", "e_spawn_speed", "move_speed")},
         e_subs=[(e.x, e.y, e.lr, e.move, e.shot) for e in game.enemies if e.sub],
@@ -122,7 +119,6 @@ def reference_view(game):
         e_bullets=[(s.bx, s.y, s.lr) for s in game.shots],
         divers=[(d[2], d[3], d[1], d[4]) for d in game.divers if d[0]],
     )
-    return SimpleNamespace(env=env)
 
 
 def surviving_policy(seed, noise):
@@ -131,6 +127,11 @@ def surviving_policy(seed, noise):
 
 
 # --- crafted states -------------------------------------------------------------------------------------------
+
+
+def at_start(game) -> EnvState:
+    """A crafted game as a fresh episode's state (step 0, action 0, not terminated), as `reset` would wrap it."""
+    return EnvState(game=game, last_action=jnp.int32(0), time=jnp.int32(0), terminated=jnp.bool_(False))
 
 
 @st.composite
@@ -142,7 +143,7 @@ def rotated(draw, begin):
         game = dataclasses.replace(game, e_next=jnp.int8(draw(st.integers(0, 29))))
     if draw(st.booleans()):
         game = dataclasses.replace(game, d_spawn_timer=jnp.int8(0), e_spawn_timer=jnp.int8(0))
-    return EnvState(game=game, last_action=jnp.int32(0), time=jnp.int32(0), terminated=jnp.bool_(False))
+    return at_start(game)
 
 
 # LINED_UP's fish: the enemy spawn of step 6 is a left-moving fish on row 3 (row columns: sticky, e_lr, e_sub,
@@ -200,8 +201,7 @@ def test_overflow_paths(entity):
         game = dataclasses.replace(game, e_next=jnp.int8(0), e_spawn_timer=jnp.int8(0))
     if entity == "enemy bullet":  # the sub's own bullet flies (at x = 7: x + 2 = 9 in its planes)
         game = dataclasses.replace(game, b_alive=jnp.uint32(1), b_x=tuple(jnp.uint32(9 >> b & 1) for b in range(4)))
-    state = EnvState(game=game, last_action=jnp.int32(0), time=jnp.int32(0), terminated=jnp.bool_(False))
-    out = play_and_compare(state, CHUNK, scripted([FIRE]), 12, forced={(0, 1): 0.25})
+    out = play_and_compare(at_start(game), CHUNK, scripted([FIRE]), 12, forced={(0, 1): 0.25})
     assert bool(out[0][0].overflow)
 
 

@@ -16,26 +16,32 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import maxatar
-from tests.parity.test_space_invaders import NAMED, SeededSource, Trace, play_reference, scripted_policy
+from tests.parity.harness import Episode
+from tests.parity.test_space_invaders import NAMED, SeededSource, play_reference, scripted_policy
 from tests.test_twins import assert_twin_plays_as_jax
 
 STEPS = 3100  # the parity suite's cap on an episode (3000 steps) and some play after the reset
 
 
-def assert_twin_replays(trace: Trace, seed: int) -> None:
+def assert_twin_replays(episode: Episode, seed: int) -> None:
     """Replay the reference episode (up to its end), a reset and random play through the twin and the JAX game."""
-    env, params = maxatar.make("maxatar/SpaceInvaders-v0", sticky_action_prob=trace.p, difficulty_ramping=trace.ramping)
-    end = int(np.argmax(trace.terminal)) + 1 if trace.terminal.any() else len(trace.actions)
+    env, params = maxatar.make(
+        "maxatar/SpaceInvaders-v0", sticky_action_prob=episode.sticky_prob, difficulty_ramping=episode.ramping
+    )
+    terminal = episode.terminal[1:]  # step t's flag is state row t + 1's
+    assert all(len(log) == 1 for log in episode.logs), "a SpaceInvaders step draws only the sticky uniform"
+    sticky = np.array([log[0].value for log in episode.logs], np.float32)
+    end = int(np.argmax(terminal)) + 1 if terminal.any() else episode.n
     rng = np.random.default_rng(seed)
     rows = rng.random((STEPS + 1, env.num_draws), dtype=np.float32)  # row 0 resets (SpaceInvaders draws nothing)
-    rows[1 : end + 1, 0] = trace.sticky[:end]
+    rows[1 : end + 1, 0] = sticky[:end]
     actions = rng.integers(0, env.num_actions, STEPS).astype(np.int32)
-    actions[:end] = trace.actions[:end]
+    actions[:end] = episode.actions[:end]
 
     _, reward, terminated, *_ = assert_twin_plays_as_jax(env, params, rows, actions)
     # the replay is the reference episode: same rewards and the same end
-    np.testing.assert_array_equal(reward[:end], trace.reward[:end])
-    assert terminated[end - 1] == trace.terminal[end - 1]
+    np.testing.assert_array_equal(reward[:end], episode.rewards[:end])
+    assert terminated[end - 1] == terminal[end - 1]
 
 
 @pytest.mark.parametrize(
@@ -50,10 +56,10 @@ def assert_twin_replays(trace: Trace, seed: int) -> None:
 )
 def test_named_episodes(name):
     spec = NAMED[name]
-    trace = play_reference(spec.driver(), SeededSource(spec.seed), spec.p, spec.ramping)
-    missing = [q.__name__ for q in spec.quirks if not q(trace)]
+    episode = play_reference(spec.driver(), SeededSource(spec.seed), spec.p, spec.ramping)
+    missing = [q.__name__ for q in spec.quirks if not q(episode)]
     assert not missing, f"episode {name!r} no longer exercises {missing}"
-    assert_twin_replays(trace, spec.seed)
+    assert_twin_replays(episode, spec.seed)
 
 
 @settings(max_examples=3, deadline=None)
@@ -65,5 +71,4 @@ def test_named_episodes(name):
 )
 def test_policy_episodes(seed, eps, p, ramping):
     """Long episodes of the surviving policy: several waves, sped-up aliens, ramps."""
-    trace = play_reference(scripted_policy(seed, eps), SeededSource(seed), p, ramping)
-    assert_twin_replays(trace, seed)
+    assert_twin_replays(play_reference(scripted_policy(seed, eps), SeededSource(seed), p, ramping), seed)

@@ -8,7 +8,6 @@ wander far: Freeway's top, Seaquest's surfacing, Breakout's second wall)."""
 
 from __future__ import annotations
 
-import dataclasses
 from functools import partial
 
 import jax
@@ -19,7 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import maxatar
-from maxatar.core import uniform
+from maxatar.core import keep_last_action, tree_select
+from maxatar.prng import uniform
+from maxatar.tape import row_size
 from maxatar.twins import TwinEnv, load_twin
 
 EXACT_IDS = [i for i in maxatar.registered_ids() if "CartPole" not in i]  # CartPole: see test_cartpole.py
@@ -36,11 +37,11 @@ def jax_play(env, rows, actions, params):
         state, pending = carry
         row, action = inputs
         _, fresh = env.reset_from_uniforms(row[nd:], params)
-        fresh = dataclasses.replace(fresh, last_action=state.last_action)
+        fresh = keep_last_action(fresh, state)
         _, stepped, reward, terminated, truncated, _ = env.transition(
             state, action, env.draws_from_uniforms(row[:nd], state, params), params
         )
-        state = jax.tree.map(lambda a, b: jnp.where(pending, a, b), fresh, stepped)
+        state = tree_select(pending, fresh, stepped)
         reward = jnp.where(pending, 0.0, reward)
         terminated, truncated = terminated & ~pending, truncated & ~pending
         out = (env.observation(state), reward, terminated, truncated, pending, state)
@@ -110,8 +111,7 @@ def assert_twin_plays_as_jax(env, params, rows, actions) -> tuple:
 def test_twin_plays_as_the_jax_step(env_id, seed, sticky, ramping, max_steps, bias):
     env, params = maxatar.make(env_id, sticky_action_prob=sticky, difficulty_ramping=ramping, max_steps=max_steps)
     assert env.twin is not None, f"{env_id} has no twin"
-    width = env.num_draws + env.num_reset_uniforms
-    rows = np.asarray(uniform(jax.random.key(seed), (STEPS + 1, width)))
+    rows = np.asarray(uniform(jax.random.key(seed), (STEPS + 1, row_size(env))))
     p = np.asarray(bias[: env.num_actions]) / sum(bias[: env.num_actions])
     actions = np.random.default_rng(seed).choice(env.num_actions, STEPS, p=p).astype(np.int32)
 

@@ -22,12 +22,12 @@ meaningful where `active`.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
-
+import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import Environment, EnvParams, pytree_dataclass, uniform_to_int
+from maxatar.core import TRAIL, Channel, Environment, EnvParams, pytree_dataclass
+from maxatar.prng import uniform_to_int
 
 NUM_SLOTS = 8
 RAMP_INTERVAL = 100
@@ -42,18 +42,20 @@ COLS = np.arange(10, dtype=np.int8)
 
 @pytree_dataclass
 class AsterixState:
-    player_x: Any  # int8, 0..9
-    player_y: Any  # int8, 1..8
-    active: Any  # bool[8]
-    x: Any  # int8[8]
-    lr: Any  # bool[8], True: spawned at x=0 and moves right
-    gold: Any  # bool[8]
-    spawn_speed: Any  # int8
-    spawn_timer: Any  # int8
-    move_speed: Any  # int8
-    move_timer: Any  # int8
-    ramp_timer: Any  # int8, 100 .. -1
-    ramp_index: Any  # int8
+    """Asterix's own state: the player, one entity slot per row 1..8, and the spawn, move and ramp timers."""
+
+    player_x: jax.Array  # int8, 0..9
+    player_y: jax.Array  # int8, 1..8
+    active: jax.Array  # bool[8]
+    x: jax.Array  # int8[8]
+    lr: jax.Array  # bool[8], True: spawned at x=0 and moves right
+    gold: jax.Array  # bool[8]
+    spawn_speed: jax.Array  # int8
+    spawn_timer: jax.Array  # int8
+    move_speed: jax.Array  # int8
+    move_timer: jax.Array  # int8
+    ramp_timer: jax.Array  # int8, 100 .. -1
+    ramp_index: jax.Array  # int8
 
 
 @pytree_dataclass
@@ -61,22 +63,32 @@ class AsterixDraws:
     """The reference's spawn variates: `lr` and `gold` are its two `rand()` uniforms, `slot` its
     `randint(n_free)` (an index into the ascending list of empty slots). Used only on spawn steps."""
 
-    lr: Any  # float32 in [0, 1)
-    gold: Any  # float32 in [0, 1)
-    slot: Any  # int32 in [0, max(n_free, 1))
+    lr: jax.Array  # float32 in [0, 1)
+    gold: jax.Array  # float32 in [0, 1)
+    slot: jax.Array  # int32 in [0, max(n_free, 1))
 
 
 class Asterix(Environment):
-    name: ClassVar[str] = "asterix"
-    num_game_actions: ClassVar[int] = 6
-    minimal_action_set: ClassVar[tuple[int, ...]] = (0, 1, 2, 3, 4)
-    obs_shape: ClassVar[tuple[int, ...]] = (10, 10, 4)
-    obs_dtype: ClassVar[Any] = jnp.bool_
-    num_reset_uniforms: ClassVar[int] = 0
-    num_step_uniforms: ClassVar[int] = 3
-    twin: ClassVar[str | None] = "maxatar.twins.asterix:AsterixTwin"
+    """MinAtar Asterix (`minatar.Environment('asterix')`)."""
 
-    def init(self, draws: Any, params: EnvParams) -> AsterixState:
+    name = "asterix"
+    num_game_actions = 6
+    minimal_action_set = (0, 1, 2, 3, 4)
+    obs_shape = (10, 10, 4)
+    obs_dtype = jnp.bool_
+    num_reset_uniforms = 0
+    num_step_uniforms = 3
+    twin = "maxatar.twins.asterix:AsterixTwin"
+    channels = (
+        Channel("player", (40, 210, 255)),
+        Channel("enemy", (230, 55, 55)),
+        TRAIL,
+        Channel("gold", (255, 200, 40)),
+    )
+    draw_order = ("trail", "gold", "enemy", "player")
+
+    def init(self, draws: tuple, params: EnvParams) -> AsterixState:
+        """The player at (5, 5) on an empty board (a reset draws nothing)."""
         i8 = jnp.int8
         return AsterixState(
             player_x=i8(5),
@@ -93,7 +105,8 @@ class Asterix(Environment):
             ramp_index=i8(0),
         )
 
-    def step_draws(self, uniforms, game: AsterixState, params: EnvParams) -> AsterixDraws:
+    def step_draws(self, uniforms: jax.Array, game: AsterixState, params: EnvParams) -> AsterixDraws:
+        """The spawn variates; the slot integer ranges over the rows that are empty now."""
         n_free = NUM_SLOTS - jnp.sum(game.active, dtype=jnp.int32)
         return AsterixDraws(
             lr=uniforms[0],
@@ -101,7 +114,7 @@ class Asterix(Environment):
             slot=uniform_to_int(uniforms[2], 0, jnp.maximum(n_free, 1)),
         )
 
-    def game_step(self, game: AsterixState, action, draws: AsterixDraws, params: EnvParams):
+    def game_step(self, game: AsterixState, action: jax.Array, draws: AsterixDraws, params: EnvParams):
         i8 = jnp.int8
         # 1. Spawn into the k-th empty slot (nothing when every slot is taken).
         spawn = game.spawn_timer == 0
@@ -165,11 +178,11 @@ class Asterix(Environment):
         )
         return state, reward, dead
 
-    def game_observation(self, game: AsterixState):
+    def game_observation(self, game: AsterixState) -> jax.Array:
         """Channels: 0 player, 1 enemy, 2 trail (the cell behind each entity), 3 gold.
 
         Built as one broadcast comparison of a per-(row, channel) target column against the column index:
-        concatenating boolean planes along the channel axis is several times slower on CPU."""
+        concatenating boolean planes along the channel axis vectorizes worse on CPU."""
         i8 = jnp.int8
         none = i8(-1)
         channel = np.arange(4)

@@ -26,17 +26,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import Environment, EnvParams, pytree_dataclass, uniform_to_int
+from maxatar.core import TRAIL, Channel, Environment, EnvParams, pytree_dataclass
+from maxatar.prng import uniform_to_int
 
 # Ball directions: 0 up-left, 1 up-right, 2 down-right, 3 down-left. With this numbering a horizontal flip
 # is `d ^ 1`, a vertical flip is `3 - d` and a full reversal is `d ^ 2`.
 NUM_BRICK_BITS = 30  # bit (row - 1) * 10 + col holds the brick at (row, col), rows 1..3
 FULL_WALL = (1 << NUM_BRICK_BITS) - 1
 
-_ROWS = np.arange(10, dtype=np.int32)[:, None]
-_COLS = np.arange(10, dtype=np.int32)[None, :]
+ROWS = np.arange(10, dtype=np.int32)[:, None]
+COLS = np.arange(10, dtype=np.int32)[None, :]
 # Bit index of each board cell; cells outside rows 1..3 point at bit 30, which is always clear.
-_CELL_BIT = np.where((_ROWS >= 1) & (_ROWS <= 3), (_ROWS - 1) * 10 + _COLS, NUM_BRICK_BITS).astype(np.int32)
+CELL_BIT = np.where((ROWS >= 1) & (ROWS <= 3), (ROWS - 1) * 10 + COLS, NUM_BRICK_BITS).astype(np.int32)
 
 
 @pytree_dataclass
@@ -65,12 +66,20 @@ class Breakout(Environment):
     num_reset_uniforms = 1
     num_step_uniforms = 0
     twin = "maxatar.twins.breakout:BreakoutTwin"
+    channels = (
+        Channel("paddle", (70, 150, 255)),
+        Channel("ball", (255, 255, 255)),
+        TRAIL,
+        Channel("brick", (235, 95, 60)),
+    )
+    draw_order = ("brick", "trail", "paddle", "ball")
 
     def reset_draws(self, uniforms: jax.Array, params: EnvParams) -> jax.Array:
         """The reference's `randint(2)`: 0 starts the ball on the left going down-right, 1 on the right."""
         return uniform_to_int(uniforms[0], 0, 2)
 
     def init(self, draws: jax.Array, params: EnvParams) -> BreakoutState:
+        """The ball on row 3 at the side the draw picks, heading down into the field; a full wall."""
         right = jnp.asarray(draws) == 1
         x = jnp.where(right, 9, 0).astype(jnp.int8)
         y = jnp.int8(3)
@@ -85,7 +94,7 @@ class Breakout(Environment):
             last_y=y,
         )
 
-    def game_step(self, game: BreakoutState, action: jax.Array, draws, params: EnvParams):
+    def game_step(self, game: BreakoutState, action: jax.Array, draws: tuple, params: EnvParams):
         pos = jnp.clip(game.pos + (action == 3).astype(jnp.int8) - (action == 1).astype(jnp.int8), 0, 9)
         d = game.ball_dir
         new_x = game.ball_x + jnp.where((d == 1) | (d == 2), 1, -1).astype(jnp.int8)
@@ -124,12 +133,13 @@ class Breakout(Environment):
         return next_game, breaks.astype(jnp.float32), terminal
 
     def game_observation(self, game: BreakoutState) -> jax.Array:
-        paddle = (_ROWS == 9) & (_COLS == game.pos)
-        ball = (_ROWS == game.ball_y) & (_COLS == game.ball_x)
-        trail = (_ROWS == game.last_y) & (_COLS == game.last_x)
+        """Channels: 0 paddle, 1 ball, 2 trail, 3 brick."""
+        paddle = (ROWS == 9) & (COLS == game.pos)
+        ball = (ROWS == game.ball_y) & (COLS == game.ball_x)
+        trail = (ROWS == game.last_y) & (COLS == game.last_x)
         return jnp.stack([paddle, ball, trail, self.brick_map(game)], axis=-1)
 
     @staticmethod
     def brick_map(game: BreakoutState) -> jax.Array:
         """The reference's 10x10 brick map (bool) from the packed bitmask."""
-        return ((game.bricks >> _CELL_BIT) & 1) == 1
+        return ((game.bricks >> CELL_BIT) & 1) == 1

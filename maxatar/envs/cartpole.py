@@ -41,10 +41,19 @@ THETA_OUT = _first_float32_above(THETA_LIMIT)
 
 @pytree_dataclass
 class CartPoleState:
-    x: jax.Array
-    x_dot: jax.Array
-    theta: jax.Array
-    theta_dot: jax.Array
+    """The cart's position and velocity and the pole's angle (radians from upright) and angular velocity."""
+
+    x: jax.Array  # float32
+    x_dot: jax.Array  # float32
+    theta: jax.Array  # float32
+    theta_dot: jax.Array  # float32
+
+
+@pytree_dataclass
+class CartPoleDraws:
+    """The reference's reset variate: `uniform(-0.05, 0.05, size=4)`, the start state."""
+
+    start: jax.Array  # float32[4]: x, x_dot, theta, theta_dot, each in [-0.05, 0.05)
 
 
 class CartPole(Environment):
@@ -54,21 +63,24 @@ class CartPole(Environment):
     num_game_actions = 2
     obs_shape = (4,)
     obs_dtype = jnp.float32
+    obs_high = (2 * X_LIMIT, math.inf, 2 * THETA_LIMIT, math.inf)  # Gymnasium's: twice the termination limits
     num_reset_uniforms = 4
+    num_step_uniforms = 0
     default_sticky_action_prob = 0.0
     default_max_steps = 500
     twin = "maxatar.twins.cartpole:CartPoleTwin"
-    # Gymnasium's observation bounds: twice the termination limits, unbounded velocities.
-    obs_high = (2 * X_LIMIT, math.inf, 2 * THETA_LIMIT, math.inf)
+    keymap = {"left": 0, "right": 1}
+    idle_action = None  # no no-op: the previous push goes on
 
-    def reset_draws(self, uniforms, params: EnvParams):
-        return uniforms
+    def reset_draws(self, uniforms: jax.Array, params: EnvParams) -> CartPoleDraws:
+        """Four uniforms scaled to Gymnasium's start range."""
+        return CartPoleDraws(start=-RESET_BOUND + 2 * RESET_BOUND * uniforms)
 
-    def init(self, draws, params: EnvParams) -> CartPoleState:
-        x, x_dot, theta, theta_dot = -RESET_BOUND + 2 * RESET_BOUND * draws
+    def init(self, draws: CartPoleDraws, params: EnvParams) -> CartPoleState:
+        x, x_dot, theta, theta_dot = draws.start
         return CartPoleState(x, x_dot, theta, theta_dot)
 
-    def game_step(self, game: CartPoleState, action, draws, params: EnvParams):
+    def game_step(self, game: CartPoleState, action: jax.Array, draws: tuple, params: EnvParams):
         force = jnp.where(action == 1, FORCE, -FORCE)
         cos, sin = jnp.cos(game.theta), jnp.sin(game.theta)
         temp = (force + POLE_MASS_LENGTH * game.theta_dot**2 * sin) / TOTAL_MASS
@@ -85,4 +97,5 @@ class CartPole(Environment):
         return next_game, jnp.float32(1.0), terminal
 
     def game_observation(self, game: CartPoleState) -> jax.Array:
+        """The state itself: x, x_dot, theta, theta_dot (float32)."""
         return jnp.stack([game.x, game.x_dot, game.theta, game.theta_dot]).astype(jnp.float32)

@@ -20,7 +20,8 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 
-from maxatar.core import Environment, EnvParams, pytree_dataclass, uniform_to_int
+from maxatar.core import Channel, Environment, EnvParams, pytree_dataclass
+from maxatar.prng import uniform_to_int
 
 EMPTY, AGENT, WALL, GOAL = 0, 1, 2, 3
 # (row, col) offsets of actions 0 stay, 1 right, 2 down, 3 left, 4 up.
@@ -36,20 +37,37 @@ class DoorsParams(EnvParams):
 
 @pytree_dataclass
 class DoorsState:
-    agent: jax.Array  # (row, col) int32
-    goal: jax.Array  # (row, col) int32
-    doors: jax.Array  # (size,) bool, True where the wall row is open
+    """Where the agent and the goal are, and which columns of the wall row are doors."""
+
+    agent: jax.Array  # int32[2], (row, col)
+    goal: jax.Array  # int32[2], (row, col)
+    doors: jax.Array  # bool[size], True where the wall row is open
+
+
+@pytree_dataclass
+class DoorsDraws:
+    """A reset's variates: the agent's and the goal's columns, and the door columns (drawn or the default)."""
+
+    agent_col: jax.Array  # int32 in [0, size)
+    goal_col: jax.Array  # int32 in [0, size)
+    doors: jax.Array  # bool[size]
 
 
 class Doors(Environment):
+    """Doors (no MinAtar counterpart): a small navigation task with a shaped reward, for quick experiments."""
+
     name = "doors"
-    params_class = DoorsParams
     num_game_actions = 5
+    params_class = DoorsParams
     obs_dtype = jnp.int8
     obs_nvec = 4  # cell codes: empty, agent, wall, goal
+    num_step_uniforms = 0
     default_sticky_action_prob = 0.0
     default_max_steps = 100
     twin = "maxatar.twins.doors:DoorsTwin"
+    channels = (Channel("agent", (40, 210, 255)), Channel("wall", (130, 130, 150)), Channel("goal", (255, 200, 40)))
+    draw_order = ("wall", "goal", "agent")
+    keymap = {"right": 1, "down": 2, "left": 3, "up": 4}
 
     def __init__(self, size: int = 15, num_doors: int = 3):
         super().__init__()
@@ -62,50 +80,55 @@ class Doors(Environment):
 
     @property
     def obs_shape(self) -> tuple[int, ...]:
+        """The flattened grid (size * size,): its size is a constructor argument, so this is per instance."""
         return (self.size * self.size,)
 
     @property
     def wall_row(self) -> int:
+        """The middle row, the wall the doors open."""
         return self.size // 2
 
     @property
     def num_reset_uniforms(self) -> int:
-        return 2 + self.size  # agent column, goal column, one key per column for a random door permutation
+        """Agent column, goal column, and one key per column for a random choice of door columns."""
+        return 2 + self.size
 
     def default_doors(self) -> jax.Array:
+        """The evenly spaced door columns (0, 5, 10 for the default size): the layout without `random_doors`."""
         columns = [i * self.size // self.num_doors for i in range(self.num_doors)]
         return jnp.zeros(self.size, bool).at[jnp.array(columns)].set(True)
 
-    def reset_draws(self, uniforms, params):
+    def reset_draws(self, uniforms: jax.Array, params: DoorsParams) -> DoorsDraws:
+        """The agent's and goal's columns, and the door columns: drawn with `random_doors`, else the default."""
         # Random doors: the columns whose keys rank among the `num_doors` smallest (a uniform random subset).
         # The rank of key i is the number of keys before it in a stable sort, counted pairwise (equal to the
-        # double argsort it replaces, ties broken by column; a sort costs ten times more on CPU).
+        # double argsort it replaces, ties broken by column; a sort is much dearer on CPU).
         keys = uniforms[2:]
         cols = jnp.arange(self.size)
         before = (keys[None, :] < keys[:, None]) | ((keys[None, :] == keys[:, None]) & (cols[None, :] < cols[:, None]))
         random_doors = jnp.sum(before, axis=1) < self.num_doors
-        doors = jnp.where(getattr(params, "random_doors", False), random_doors, self.default_doors())
-        return {
-            "agent_col": uniform_to_int(uniforms[0], 0, self.size),
-            "goal_col": uniform_to_int(uniforms[1], 0, self.size),
-            "doors": doors,
-        }
+        return DoorsDraws(
+            agent_col=uniform_to_int(uniforms[0], 0, self.size),
+            goal_col=uniform_to_int(uniforms[1], 0, self.size),
+            doors=jnp.where(params.random_doors, random_doors, self.default_doors()),
+        )
 
-    def init(self, draws, params) -> DoorsState:
+    def init(self, draws: DoorsDraws, params: DoorsParams) -> DoorsState:
         bottom, top = self.size - 1, 0
         return DoorsState(
-            agent=jnp.stack([jnp.int32(bottom), draws["agent_col"]]).astype(jnp.int32),
-            goal=jnp.stack([jnp.int32(top), draws["goal_col"]]).astype(jnp.int32),
-            doors=jnp.asarray(draws["doors"], bool),
+            agent=jnp.stack([jnp.int32(bottom), draws.agent_col]).astype(jnp.int32),
+            goal=jnp.stack([jnp.int32(top), draws.goal_col]).astype(jnp.int32),
+            doors=jnp.asarray(draws.doors, bool),
         )
 
     def _blocked(self, cell, doors) -> jax.Array:
+        """Whether `cell` is off the grid or in the wall (not on a door)."""
         row, col = cell[0], cell[1]
         outside = (row < 0) | (row >= self.size) | (col < 0) | (col >= self.size)
         in_wall = (row == self.wall_row) & ~doors[jnp.clip(col, 0, self.size - 1)]
         return outside | in_wall
 
-    def game_step(self, game: DoorsState, action, draws, params: EnvParams):
+    def game_step(self, game: DoorsState, action: jax.Array, draws: tuple, params: DoorsParams):
         target = game.agent + jnp.asarray(MOVES, jnp.int32)[action]
         agent = jnp.where(self._blocked(target, game.doors), game.agent, target)
 
@@ -117,8 +140,14 @@ class Doors(Environment):
         return dataclasses.replace(game, agent=agent), reward.astype(jnp.float32), terminal
 
     def game_observation(self, game: DoorsState) -> jax.Array:
+        """The flattened grid of cell codes (0 empty, 1 agent, 2 wall, 3 goal)."""
         grid = jnp.zeros((self.size, self.size), jnp.int8)
         grid = grid.at[self.wall_row].set(jnp.where(game.doors, EMPTY, WALL).astype(jnp.int8))
         grid = grid.at[game.goal[0], game.goal[1]].set(GOAL)
         grid = grid.at[game.agent[0], game.agent[1]].set(AGENT)
         return grid.reshape(-1)
+
+    def grid(self, obs: jax.Array) -> jax.Array:
+        """The cell codes as three bool planes (agent, wall, goal), as `channels` names them."""
+        grid = obs.reshape(self.size, self.size)
+        return jnp.stack([grid == AGENT, grid == WALL, grid == GOAL], axis=-1)

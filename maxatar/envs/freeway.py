@@ -18,17 +18,20 @@ Reference quirks (minatar 1.0.15) reproduced here:
 
 from __future__ import annotations
 
-from typing import Any
-
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from maxatar.core import Environment, pytree_dataclass, uniform_to_int
+from maxatar.core import Channel, Environment, EnvParams, pytree_dataclass
+from maxatar.prng import uniform_to_int
 
 NUM_CARS = 8
 PLAYER_SPEED = 3
 TIME_LIMIT = 2500
 CHICKEN_COL = 4
+ROWS = np.arange(10, dtype=np.int8)
+COLS = np.arange(10, dtype=np.int8)
+CAR_ROWS = np.arange(1, NUM_CARS + 1, dtype=np.int8)  # car i drives in row i + 1
 
 
 @pytree_dataclass
@@ -37,33 +40,37 @@ class FreewayState:
     0 only after a direction uniform of exactly 0.5). pos: the chicken's row. move_timer: steps until the
     chicken may move again. terminate_timer: the reference's countdown; the episode ends when it goes below 0."""
 
-    car_x: Any
-    car_timer: Any
-    car_speed: Any
-    pos: Any
-    move_timer: Any
-    terminate_timer: Any
+    car_x: jax.Array  # int8[8], 0..9
+    car_timer: jax.Array  # int8[8]
+    car_speed: jax.Array  # int8[8], -5..5
+    pos: jax.Array  # int8, 0..9
+    move_timer: jax.Array  # int8, 0..3
+    terminate_timer: jax.Array  # int16, 2500 .. -1
 
 
 @pytree_dataclass
 class FreewayDraws:
     """The reference's `randint(1, 6, 8)` (speeds) and `rand(8)` (direction uniforms, sign(u - 0.5))."""
 
-    speeds: Any
-    directions: Any
+    speeds: jax.Array  # int8[8], 1..5
+    directions: jax.Array  # float32[8] in [0, 1)
 
 
 def _signed_speeds(draws: FreewayDraws) -> jax.Array:
+    """Each car's signed speed, as the reference's `speeds * sign(directions - 0.5)`."""
     # sign(u - 0.5) exactly as the float64 reference computes it: 0.5 is exact in float32 too.
     sign = jnp.where(draws.directions > 0.5, 1, jnp.where(draws.directions < 0.5, -1, 0))
     return (draws.speeds * sign).astype(jnp.int8)
 
 
 def _wrap(x: jax.Array) -> jax.Array:
+    """A column that left the board one cell to either side, back on the other side (cars wrap around)."""
     return jnp.where(x < 0, 9, jnp.where(x > 9, 0, x)).astype(jnp.int8)
 
 
 class Freeway(Environment):
+    """MinAtar Freeway (`minatar.Environment('freeway')`)."""
+
     name = "freeway"
     num_game_actions = 6
     minimal_action_set = (0, 2, 4)
@@ -72,22 +79,34 @@ class Freeway(Environment):
     num_reset_uniforms = NUM_CARS
     num_step_uniforms = NUM_CARS
     twin = "maxatar.twins.freeway:FreewayTwin"
+    channels = (
+        Channel("chicken", (255, 235, 60)),
+        Channel("car", (230, 55, 55)),
+        Channel("speed1", (60, 90, 200), "inset"),
+        Channel("speed2", (50, 170, 210), "inset"),
+        Channel("speed3", (70, 200, 110), "inset"),
+        Channel("speed4", (190, 120, 230), "inset"),
+        Channel("speed5", (245, 140, 40), "inset"),
+    )
+    draw_order = ("speed1", "speed2", "speed3", "speed4", "speed5", "car", "chicken")
 
-    def reset_draws(self, uniforms: jax.Array, params) -> FreewayDraws:
+    def reset_draws(self, uniforms: jax.Array, params: EnvParams) -> FreewayDraws:
         """One uniform per car gives both of its variates: the uniform itself is the direction draw, and its
         bits below the top one (the fractional part of 2u, exact in float32) give the speed. The game reads
         the direction only through sign(u - 0.5), that is the top bit (or u == 0.5 exactly, where the signed
         speed is 0 whatever the speed), so speed and sign are independent, each with the reference's
-        distribution (up to the 2**-22 grain of a float32 uniform), for half the hashing of two uniforms."""
+        distribution (up to the 2**-22 grain of a float32 uniform), while only one uniform per car is hashed."""
         u = uniforms.astype(jnp.float32)
         low = 2 * u - (u >= 0.5).astype(jnp.float32)
         return FreewayDraws(speeds=uniform_to_int(low, 1, 6).astype(jnp.int8), directions=u)
 
-    def step_draws(self, uniforms: jax.Array, game: FreewayState, params) -> FreewayDraws:
+    def step_draws(self, uniforms: jax.Array, game: FreewayState, params: EnvParams) -> FreewayDraws:
+        """New speeds for every car, as at reset: the reference re-draws them whenever the chicken scores."""
         # Always produced; the game consumes them only on a step where the chicken reaches row 0.
         return self.reset_draws(uniforms, params)
 
-    def init(self, draws: FreewayDraws, params) -> FreewayState:
+    def init(self, draws: FreewayDraws, params: EnvParams) -> FreewayState:
+        """Every car in column 0 with its drawn speed; the chicken on the bottom row."""
         speed = _signed_speeds(draws)
         return FreewayState(
             car_x=jnp.zeros(NUM_CARS, jnp.int8),
@@ -98,7 +117,7 @@ class Freeway(Environment):
             terminate_timer=jnp.int16(TIME_LIMIT),
         )
 
-    def game_step(self, game: FreewayState, action, draws: FreewayDraws, params):
+    def game_step(self, game: FreewayState, action: jax.Array, draws: FreewayDraws, params: EnvParams):
         ready = game.move_timer == 0
         up = ready & (action == 2)
         down = ready & (action == 4)
@@ -116,7 +135,7 @@ class Freeway(Environment):
         moves = timer == 0
         x = jnp.where(moves, _wrap(game.car_x + jnp.where(speed > 0, 1, -1).astype(jnp.int8)), game.car_x)
         timer = jnp.where(moves, jnp.abs(speed), timer - 1).astype(jnp.int8)
-        in_row = jnp.arange(1, NUM_CARS + 1, dtype=jnp.int8) == pos
+        in_row = CAR_ROWS == pos
         hit = jnp.any(in_row & ((game.car_x == CHICKEN_COL) | (x == CHICKEN_COL)))
         pos = jnp.where(hit, jnp.int8(9), pos)
 
@@ -133,17 +152,17 @@ class Freeway(Environment):
         return new, scored.astype(jnp.float32), terminate_timer < 0
 
     def game_observation(self, game: FreewayState) -> jax.Array:
-        cols = jnp.arange(10, dtype=jnp.int8)
+        """Channels: 0 chicken, 1 car, 2..6 the trail behind a car of |speed| 1..5."""
         speed = game.car_speed
         back = _wrap(game.car_x + jnp.where(speed > 0, -1, 1).astype(jnp.int8))
         # Trail channel: 1 + |speed|; a speed-0 car borrows that of the nearest earlier car with a speed.
-        source = jax.lax.cummax(jnp.where(speed != 0, jnp.arange(NUM_CARS), -1))
+        source = jax.lax.cummax(jnp.where(speed != 0, np.arange(NUM_CARS, dtype=np.int32), -1))
         channel = jnp.where(source >= 0, 1 + jnp.abs(speed)[jnp.maximum(source, 0)], -1).astype(jnp.int8)
         code = jnp.where(
-            cols == game.car_x[:, None], jnp.int8(1), jnp.where(cols == back[:, None], channel[:, None], jnp.int8(-1))
+            COLS == game.car_x[:, None], jnp.int8(1), jnp.where(COLS == back[:, None], channel[:, None], jnp.int8(-1))
         )
         empty = jnp.full((1, 10), -1, jnp.int8)
         code = jnp.concatenate([empty, code, empty], axis=0)
-        chicken = (jnp.arange(10, dtype=jnp.int8)[:, None] == game.pos) & (cols == CHICKEN_COL)
+        chicken = (ROWS[:, None] == game.pos) & (COLS == CHICKEN_COL)
         cars = code[:, :, None] == jnp.arange(1, 7, dtype=jnp.int8)
         return jnp.concatenate([chicken[:, :, None], cars], axis=-1)

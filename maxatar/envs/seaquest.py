@@ -52,13 +52,14 @@ Storage (fixed shapes, `overflow` is set instead of ever overwriting a live entr
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import dataclasses
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import Environment, EnvParams, materialize, pytree_dataclass, uniform_to_int
+from maxatar.core import TRAIL, Channel, Environment, EnvParams, pytree_dataclass
+from maxatar.prng import materialize, uniform_to_int
 
 NUM_ENEMY_SLOTS = 30
 
@@ -89,34 +90,37 @@ COLS = np.arange(10, dtype=np.int32)
 
 @pytree_dataclass
 class SeaquestState:
-    sub_x: Any  # int8 0..9
-    sub_y: Any  # int8 0..8
-    sub_or: Any  # bool, True: facing right
-    oxygen: Any  # int16, -1..200
-    diver_count: Any  # int32, 6 down to -inf (see the module docstring)
-    shot_timer: Any  # int8
-    e_spawn_speed: Any  # int8
-    e_spawn_timer: Any  # int8
-    d_spawn_timer: Any  # int8
-    move_speed: Any  # int8
-    ramp_index: Any  # int8
-    surface: Any  # bool
+    """Seaquest's own state: the player's sub, the spawn and ramp timers, the enemy ring with its enemy bullets,
+    and the packed friendly bullets and divers (see the module docstring's storage notes)."""
+
+    sub_x: jax.Array  # int8 0..9
+    sub_y: jax.Array  # int8 0..8
+    sub_or: jax.Array  # bool, True: facing right
+    oxygen: jax.Array  # int16, -1..200
+    diver_count: jax.Array  # int32, 6 down to -inf (see the module docstring)
+    shot_timer: jax.Array  # int8
+    e_spawn_speed: jax.Array  # int8
+    e_spawn_timer: jax.Array  # int8
+    d_spawn_timer: jax.Array  # int8
+    move_speed: jax.Array  # int8
+    ramp_index: jax.Array  # int8
+    surface: jax.Array  # bool
     # enemies: a ring of 30 slots indexed by spawn number; bit i of each uint32 belongs to slot i
-    e_alive: Any  # uint32
-    e_sub: Any  # uint32, set: a sub, clear: a fish
-    e_lr: Any  # uint32, set: spawned at x=0, moves right
-    e_x: Any  # tuple of 4 uint32 bit planes of x + 1
-    e_y: Any  # tuple of 3 uint32 bit planes of y - 1
-    e_move: Any  # tuple of 3 uint32 bit planes of the move timer
-    e_shot: Any  # tuple of 4 uint32 bit planes of the shot timer (subs; counts on while their bullet flies)
-    e_next: Any  # int8, the slot of the next spawn
+    e_alive: jax.Array  # uint32
+    e_sub: jax.Array  # uint32, set: a sub, clear: a fish
+    e_lr: jax.Array  # uint32, set: spawned at x=0, moves right
+    e_x: tuple[jax.Array, ...]  # 4 uint32 bit planes of x + 1
+    e_y: tuple[jax.Array, ...]  # 3 uint32 bit planes of y - 1
+    e_move: tuple[jax.Array, ...]  # 3 uint32 bit planes of the move timer
+    e_shot: tuple[jax.Array, ...]  # 4 uint32 bit planes of the shot timer (subs; runs on while their bullet flies)
+    e_next: jax.Array  # int8, the slot of the next spawn
     # enemy bullets: bullet i was fired by the sub in enemy slot i (row e_y, direction e_lr of slot i)
-    b_alive: Any  # uint32
-    b_x: Any  # tuple of 4 uint32 bit planes of x + 2
+    b_alive: jax.Array  # uint32
+    b_x: tuple[jax.Array, ...]  # 4 uint32 bit planes of x + 2
     # friendly bullets and divers: two records each, compacted (record 0 is the older), packed in an int32
-    f_bullets: Any  # int32, record k in bits 10k..: alive, direction (right), x (4 bits), y (4 bits)
-    divers: Any  # int32, record k in bits 13k..: alive, lr, x (4 bits), y (4 bits), move timer (3 bits)
-    overflow: Any  # bool, a spawn or shot found no free slot (never in the reference's reachable play)
+    f_bullets: jax.Array  # int32, record k in bits 10k..: alive, direction (right), x (4 bits), y (4 bits)
+    divers: jax.Array  # int32, record k in bits 13k..: alive, lr, x (4 bits), y (4 bits), move timer (3 bits)
+    overflow: jax.Array  # bool, a spawn or shot found no free slot (never in the reference's reachable play)
 
 
 @pytree_dataclass
@@ -125,11 +129,11 @@ class SeaquestDraws:
     (`randint(1, 9)`), used when `e_spawn_timer == 0`; diver: `d_lr` (`rand()`) and `d_row` (`randint(1, 9)`),
     used when `d_spawn_timer == 0`."""
 
-    e_lr: Any  # float32 in [0, 1)
-    e_sub: Any  # float32 in [0, 1)
-    e_row: Any  # int32 in 1..8
-    d_lr: Any  # float32 in [0, 1)
-    d_row: Any  # int32 in 1..8
+    e_lr: jax.Array  # float32 in [0, 1)
+    e_sub: jax.Array  # float32 in [0, 1)
+    e_row: jax.Array  # int32 in 1..8
+    d_lr: jax.Array  # float32 in [0, 1)
+    d_row: jax.Array  # int32 in 1..8
 
 
 # --- bit-sliced helpers: a "mask" is a uint32 with one bit per ring slot, "planes" a tuple of masks ---------
@@ -266,17 +270,274 @@ def _zeros(n):
     return tuple(jnp.uint32(0) for _ in range(n))
 
 
-class Seaquest(Environment):
-    name: ClassVar[str] = "seaquest"
-    num_game_actions: ClassVar[int] = 6
-    minimal_action_set: ClassVar[tuple[int, ...]] = (0, 1, 2, 3, 4, 5)
-    obs_shape: ClassVar[tuple[int, ...]] = (10, 10, 10)
-    obs_dtype: ClassVar[Any] = jnp.bool_
-    num_reset_uniforms: ClassVar[int] = 0
-    num_step_uniforms: ClassVar[int] = 5
-    twin: ClassVar[str | None] = "maxatar.twins.seaquest:SeaquestTwin"
+# --- one step, phase by phase in the reference's order ------------------------------------------------------
 
-    def init(self, draws: Any, params: EnvParams) -> SeaquestState:
+
+@dataclasses.dataclass(frozen=True)
+class _Turn:
+    """A step in progress: the state as far as the phases so far have taken it and what the step has earned and
+    ended so far. Friendly bullets and divers are unpacked into their records and the sub's position is int32
+    (the phases' arithmetic on it is int32) until the step ends, so each is converted once. Only lives while
+    tracing: passing it from phase to phase costs nothing at run time."""
+
+    game: SeaquestState
+    bullets: list[dict]
+    divers: list[dict]
+    reward: jax.Array  # int32
+    terminal: jax.Array  # bool
+    oldest: jax.Array | None = None  # ring slot of the oldest enemy, fixed once the enemy spawn is done
+    sub_row: jax.Array | None = None  # the enemy slots in the sub's row, fixed once the sub has moved
+
+    def update(self, reward=None, terminal=None, **fields) -> _Turn:
+        """This turn with game `fields` replaced, `reward` added and `terminal` or-ed in (where given: no
+        operation is traced for what a phase leaves alone)."""
+        return dataclasses.replace(
+            self,
+            game=dataclasses.replace(self.game, **fields),
+            reward=self.reward if reward is None else self.reward + reward,
+            terminal=self.terminal if terminal is None else self.terminal | terminal,
+        )
+
+
+def _enemies_on(game: SeaquestState, planes_x, x, y, valid) -> jax.Array:
+    """Slots on (x, y) (x may be -1 or 10; y 0..8, row 0 holds no enemy)."""
+    return _equals(planes_x, x + 1) & _equals(game.e_y, y - 1) & _fill(valid & (y > 0))
+
+
+def _spawn_enemy(turn: _Turn, draws: SeaquestDraws) -> _Turn:
+    """A fish or sub enters when the spawn timer is due, unless an enemy moving the other way holds its row (the
+    draws are consumed either way)."""
+    g = turn.game
+    spawn = g.e_spawn_timer == 0
+    lr = draws.e_lr < HALF
+    row = draws.e_row.astype(jnp.int32)
+    blocked = (g.e_alive & _equals(g.e_y, row - 1) & (g.e_lr ^ _fill(lr))) != 0
+    here = jnp.left_shift(jnp.uint32(1), g.e_next.astype(jnp.uint32))
+    busy = ((g.e_alive | g.b_alive) & here) != 0
+    new = spawn & ~blocked
+    put = here & _fill(new & ~busy)
+    advance = new & ~busy
+    e_next = jnp.where(advance, jnp.where(g.e_next == NUM_ENEMY_SLOTS - 1, jnp.int8(0), g.e_next + 1), g.e_next)
+    e_next = e_next.astype(jnp.int8)
+    # Spawn order starts at the slot the next spawn takes.
+    turn = dataclasses.replace(turn, oldest=e_next.astype(jnp.uint32))
+    return turn.update(
+        overflow=g.overflow | (new & busy),
+        e_alive=g.e_alive | put,
+        e_sub=(g.e_sub & ~put) | (put & _fill(draws.e_sub < SUB_THRESHOLD)),
+        e_lr=(g.e_lr & ~put) | (put & _fill(lr)),
+        e_x=_assign(g.e_x, put, jnp.where(lr, 1, 10)),
+        e_y=_assign(g.e_y, put, row - 1),
+        e_move=_assign(g.e_move, put, g.move_speed),
+        e_shot=_assign(g.e_shot, put, ENEMY_SHOT_INTERVAL),
+        e_next=e_next,
+        e_spawn_timer=jnp.where(spawn, g.e_spawn_speed, g.e_spawn_timer),
+    )
+
+
+def _spawn_diver(turn: _Turn, draws: SeaquestDraws) -> _Turn:
+    """A diver enters from its side when the diver timer is due."""
+    g = turn.game
+    spawn = g.d_spawn_timer == 0
+    lr = draws.d_lr < HALF
+    new = {"lr": lr, "x": jnp.where(lr, 0, 9), "y": draws.d_row, "move": DIVER_MOVE_INTERVAL}
+    divers, full = _push(turn.divers, new, spawn)
+    turn = dataclasses.replace(turn, divers=divers)
+    return turn.update(
+        overflow=g.overflow | full, d_spawn_timer=jnp.where(spawn, jnp.int8(DIVER_SPAWN_SPEED), g.d_spawn_timer)
+    )
+
+
+def _act(turn: _Turn, action: jax.Array) -> _Turn:
+    """The player fires (if the gun is ready) or moves; fire on cooldown does nothing."""
+    g, i32 = turn.game, jnp.int32
+    fire = (action == 5) & (g.shot_timer == 0)
+    left, right = action == 1, action == 3
+    sub_x = jnp.clip(g.sub_x.astype(i32) + right.astype(i32) - left.astype(i32), 0, 9)
+    sub_y = jnp.clip(g.sub_y.astype(i32) + (action == 4).astype(i32) - (action == 2).astype(i32), 0, 8)
+    sub_or = jnp.where(left, False, jnp.where(right, True, g.sub_or))
+    bullets, full = _push(turn.bullets, {"dir": sub_or, "x": sub_x, "y": sub_y}, fire)
+    sub_row = _equals(g.e_y, sub_y - 1) & _fill(sub_y > 0)
+    turn = dataclasses.replace(turn, bullets=bullets, sub_row=sub_row)
+    return turn.update(
+        sub_x=sub_x,
+        sub_y=sub_y,
+        sub_or=sub_or,
+        shot_timer=jnp.where(fire, jnp.int8(SHOT_COOL_DOWN), g.shot_timer),
+        overflow=g.overflow | full,
+    )
+
+
+def _move_friendly_bullets(turn: _Turn) -> _Turn:
+    """Friendly bullets, newest first: move, leave, or hit the oldest fish on their cell, else the oldest sub."""
+    g = turn.game
+    e_alive, bullets, kills = g.e_alive, list(turn.bullets), jnp.int32(0)
+    for k in (1, 0):
+        bullet = bullets[k]
+        x = bullet["x"] + jnp.where(bullet["dir"], 1, -1)
+        live = bullet["alive"] & ~_off_board(x)
+        hit = e_alive & _enemies_on(g, g.e_x, x, bullet["y"], live)
+        fish = hit & ~g.e_sub
+        victim = _oldest(jnp.where(fish != 0, fish, hit), turn.oldest)
+        e_alive = e_alive & ~victim
+        bullets[k] = dict(bullet, alive=live & (victim == 0), x=x)
+        kills = kills + (victim != 0).astype(jnp.int32)
+    return dataclasses.replace(turn, bullets=bullets).update(reward=kills, e_alive=e_alive)
+
+
+def _move_divers(turn: _Turn) -> _Turn:
+    """Divers, newest first: picked up where they stand, else on their move (at most six on board the sub)."""
+    g = turn.game
+    count, divers = g.diver_count, list(turn.divers)
+    for k in (1, 0):
+        diver = divers[k]
+        on_row = diver["y"] == g.sub_y
+        pick = diver["alive"] & on_row & (diver["x"] == g.sub_x) & (count < 6)
+        rest = diver["alive"] & ~pick
+        move = rest & (diver["move"] == 0)
+        x = jnp.where(move, diver["x"] + jnp.where(diver["lr"], 1, -1), diver["x"])
+        off = move & _off_board(x)
+        pick_on_move = move & ~off & on_row & (x == g.sub_x) & (count < 6)
+        count = count + (pick | pick_on_move).astype(jnp.int32)
+        divers[k] = dict(
+            diver,
+            alive=diver["alive"] & ~pick & ~off & ~pick_on_move,
+            x=x,
+            move=jnp.where(move, DIVER_MOVE_INTERVAL, jnp.where(rest, diver["move"] - 1, diver["move"])),
+        )
+    return dataclasses.replace(turn, divers=divers).update(diver_count=count)
+
+
+def _move_enemies(turn: _Turn, movers: jax.Array) -> _Turn:
+    """The enemies in `movers` (fish or subs) touch the sub, move when due, leave the board, or meet a friendly
+    bullet: each mover, newest first, takes the oldest live friendly bullet on its cell."""
+    g, bullets, in_sub_row, start = turn.game, turn.bullets, turn.sub_row, turn.oldest
+    touched = (movers & in_sub_row & _equals(g.e_x, g.sub_x + 1)) != 0
+    move = movers & _is_zero(g.e_move)
+    e_x = _decrement(_increment(g.e_x, move & g.e_lr), move & ~g.e_lr)
+    e_move = _decrement(_assign(g.e_move, move, g.move_speed), movers & ~move)
+    off = move & (_is_zero(e_x) | _equals(e_x, 11))
+    onto_sub = move & ~off & in_sub_row & _equals(e_x, g.sub_x + 1)
+    shootable = move & ~off & ~onto_sub
+    b0, b1 = bullets
+    killer0 = _newest(shootable & _enemies_on(g, e_x, b0["x"], b0["y"], b0["alive"]), start)
+    killer1 = _newest(shootable & ~killer0 & _enemies_on(g, e_x, b1["x"], b1["y"], b1["alive"]), start)
+    bullets = [dict(b0, alive=b0["alive"] & (killer0 == 0)), dict(b1, alive=b1["alive"] & (killer1 == 0))]
+    kills = (killer0 != 0).astype(jnp.int32) + (killer1 != 0).astype(jnp.int32)
+    return dataclasses.replace(turn, bullets=bullets).update(
+        reward=kills,
+        terminal=touched | (onto_sub != 0),
+        e_alive=g.e_alive & ~(off | killer0 | killer1),
+        e_x=e_x,
+        e_move=e_move,
+    )
+
+
+def _move_enemy_subs(turn: _Turn) -> _Turn:
+    """Enemy subs move, then fire when their shot timer is due, even a sub that just left the board or was shot;
+    the timer of a gone sub keeps counting while its bullet flies (the bullet's age, for ordering)."""
+    subs = turn.game.e_alive & turn.game.e_sub
+    turn = _move_enemies(turn, subs)
+    g = turn.game
+    shoot = subs & _is_zero(g.e_shot)
+    return turn.update(
+        overflow=g.overflow | ((shoot & g.b_alive) != 0),
+        e_shot=_decrement(_assign(g.e_shot, shoot, ENEMY_SHOT_INTERVAL), (subs & ~shoot) | (g.b_alive & ~subs)),
+        b_x=_select(shoot, _increment(g.e_x, ALL), g.b_x),
+        b_alive=g.b_alive | shoot,
+    )
+
+
+def _enemy_bullets_hit_sub(turn: _Turn) -> jax.Array:
+    """Whether a live enemy bullet shares the sub's cell."""
+    g = turn.game
+    return (g.b_alive & turn.sub_row & _equals(g.b_x, g.sub_x + 2)) != 0
+
+
+def _move_enemy_bullets(turn: _Turn) -> _Turn:
+    """Enemy bullets hit the sub before or after their move, or leave the board."""
+    turn = turn.update(terminal=_enemy_bullets_hit_sub(turn))
+    g = turn.game
+    b_x = _decrement(_increment(g.b_x, g.b_alive & g.e_lr), g.b_alive & ~g.e_lr)
+    # on the board: x + 2 in 2..11; off: 0, 1, 12, 13 (bit 1 clear and bits 3, 2 equal)
+    turn = turn.update(b_x=b_x, b_alive=g.b_alive & (b_x[1] | (b_x[3] ^ b_x[2])))
+    return turn.update(terminal=_enemy_bullets_hit_sub(turn))
+
+
+def _move_fish(turn: _Turn) -> _Turn:
+    """Fish move as subs do, without firing."""
+    return _move_enemies(turn, turn.game.e_alive & ~turn.game.e_sub)
+
+
+def _timers_oxygen_surfacing(turn: _Turn, params: EnvParams) -> _Turn:
+    """Timers count down; oxygen is checked, then drains underwater; arriving at the surface with divers costs
+    one (all six pay the oxygen bonus), refills oxygen and ramps the difficulty; with none it ends the game."""
+    g, i8 = turn.game, jnp.int8
+    out_of_oxygen = g.oxygen <= 0
+    under = g.sub_y > 0
+    oxygen = jnp.where(under, g.oxygen - 1, g.oxygen).astype(jnp.int16)
+    arrive = ~under & ~g.surface
+    count = g.diver_count
+    no_divers = arrive & (count == 0)
+    surfaced = arrive & (count != 0)
+    rescue = surfaced & (count == 6)
+    bonus = jnp.where(rescue, oxygen.astype(jnp.int32) * 10 // MAX_OXYGEN, 0)
+    count = jnp.where(rescue, 0, count) - surfaced.astype(jnp.int32)
+    ramp = surfaced & params.difficulty_ramping & ((g.e_spawn_speed > 1) | (g.move_speed > 2))
+    move_speed = g.move_speed - (ramp & (g.move_speed > 2) & (g.ramp_index % 2 == 1)).astype(i8)
+    return turn.update(
+        reward=bonus,
+        terminal=out_of_oxygen | no_divers,
+        e_spawn_timer=g.e_spawn_timer - (g.e_spawn_timer > 0).astype(i8),
+        d_spawn_timer=g.d_spawn_timer - (g.d_spawn_timer > 0).astype(i8),
+        shot_timer=g.shot_timer - (g.shot_timer > 0).astype(i8),
+        oxygen=jnp.where(surfaced, jnp.int16(MAX_OXYGEN), oxygen),
+        diver_count=count,
+        surface=jnp.where(under, False, g.surface | surfaced),
+        e_spawn_speed=(g.e_spawn_speed - (ramp & (g.e_spawn_speed > 1)).astype(i8)).astype(i8),
+        move_speed=move_speed.astype(i8),
+        ramp_index=(g.ramp_index + ramp.astype(i8)).astype(i8),
+    )
+
+
+class Seaquest(Environment):
+    """MinAtar Seaquest (`minatar.Environment('seaquest')`)."""
+
+    name = "seaquest"
+    num_game_actions = 6
+    minimal_action_set = (0, 1, 2, 3, 4, 5)
+    obs_shape = (10, 10, 10)
+    obs_dtype = jnp.bool_
+    num_reset_uniforms = 0
+    num_step_uniforms = 5
+    twin = "maxatar.twins.seaquest:SeaquestTwin"
+    channels = (
+        Channel("sub_front", (255, 225, 40)),
+        Channel("sub_back", (190, 150, 20)),
+        Channel("friendly_bullet", (255, 255, 255), "hbar"),
+        TRAIL,
+        Channel("enemy_bullet", (255, 90, 210), "hbar"),
+        Channel("enemy_fish", (230, 55, 55)),
+        Channel("enemy_sub", (150, 95, 255)),
+        Channel("oxygen_gauge", (40, 200, 255)),
+        Channel("diver_gauge", (50, 170, 80)),
+        Channel("diver", (150, 255, 170)),
+    )
+    draw_order = (
+        "trail",
+        "oxygen_gauge",
+        "diver_gauge",
+        "diver",
+        "enemy_fish",
+        "enemy_sub",
+        "enemy_bullet",
+        "friendly_bullet",
+        "sub_back",
+        "sub_front",
+    )
+
+    def init(self, draws: tuple, params: EnvParams) -> SeaquestState:
+        """The sub on the surface, full oxygen, nothing else on the board (a reset draws nothing)."""
         i8 = jnp.int8
         return SeaquestState(
             sub_x=i8(5),
@@ -306,7 +567,8 @@ class Seaquest(Environment):
             overflow=jnp.bool_(False),
         )
 
-    def step_draws(self, uniforms, game: SeaquestState, params: EnvParams) -> SeaquestDraws:
+    def step_draws(self, uniforms: jax.Array, game: SeaquestState, params: EnvParams) -> SeaquestDraws:
+        """The enemy's and the diver's spawn variates, drawn every step whether or not a spawn is due."""
         return SeaquestDraws(
             e_lr=uniforms[0],
             e_sub=uniforms[1],
@@ -315,192 +577,34 @@ class Seaquest(Environment):
             d_row=uniform_to_int(uniforms[4], 1, 9),
         )
 
-    def game_step(self, game: SeaquestState, action, draws: SeaquestDraws, params: EnvParams):
-        i8, i32, u32 = jnp.int8, jnp.int32, jnp.uint32
-        g = game
-        overflow = g.overflow
-
-        # 1. Enemy spawn (the draws are consumed even when the row is blocked by an opposite mover).
-        spawn_e = g.e_spawn_timer == 0
-        lr = draws.e_lr < HALF
-        row = draws.e_row.astype(i32)
-        blocked = (g.e_alive & _equals(g.e_y, row - 1) & (g.e_lr ^ _fill(lr))) != 0
-        here = jnp.left_shift(u32(1), g.e_next.astype(u32))
-        busy = ((g.e_alive | g.b_alive) & here) != 0
-        new = spawn_e & ~blocked
-        overflow = overflow | (new & busy)
-        put = here & _fill(new & ~busy)
-        e_alive = g.e_alive | put
-        e_sub = (g.e_sub & ~put) | (put & _fill(draws.e_sub < SUB_THRESHOLD))
-        e_lr = (g.e_lr & ~put) | (put & _fill(lr))
-        e_x = _assign(g.e_x, put, jnp.where(lr, 1, 10))
-        e_y = _assign(g.e_y, put, row - 1)
-        e_move = _assign(g.e_move, put, g.move_speed)
-        e_shot = _assign(g.e_shot, put, ENEMY_SHOT_INTERVAL)
-        advance = new & ~busy
-        e_next = jnp.where(advance, jnp.where(g.e_next == NUM_ENEMY_SLOTS - 1, i8(0), g.e_next + 1), g.e_next)
-        e_next = e_next.astype(i8)
-        start = e_next.astype(u32)  # the oldest possible slot
-        e_spawn_timer = jnp.where(spawn_e, g.e_spawn_speed, g.e_spawn_timer)
-
-        # 2. Diver spawn.
-        spawn_d = g.d_spawn_timer == 0
-        d_lr_new = draws.d_lr < HALF
-        divers, full = _push(
-            _unpack(g.divers, DIVER_RECORD, DIVER_BITS_PER_RECORD),
-            {"lr": d_lr_new, "x": jnp.where(d_lr_new, 0, 9), "y": draws.d_row, "move": DIVER_MOVE_INTERVAL},
-            spawn_d,
+    def game_step(self, game: SeaquestState, action: jax.Array, draws: SeaquestDraws, params: EnvParams):
+        """The reference's step order, one phase per function below."""
+        turn = _Turn(
+            game=game,
+            bullets=_unpack(game.f_bullets, BULLET_RECORD, BULLET_BITS),
+            divers=_unpack(game.divers, DIVER_RECORD, DIVER_BITS_PER_RECORD),
+            reward=jnp.int32(0),
+            terminal=jnp.bool_(False),
         )
-        overflow = overflow | full
-        d_spawn_timer = jnp.where(spawn_d, i8(DIVER_SPAWN_SPEED), g.d_spawn_timer)
-
-        # 3. Player: fire (if the gun is ready), or move; fire on cooldown does nothing.
-        fire = (action == 5) & (g.shot_timer == 0)
-        left, right = action == 1, action == 3
-        sub_x = jnp.clip(g.sub_x.astype(i32) + right.astype(i32) - left.astype(i32), 0, 9)
-        sub_y = jnp.clip(g.sub_y.astype(i32) + (action == 4).astype(i32) - (action == 2).astype(i32), 0, 8)
-        sub_or = jnp.where(left, False, jnp.where(right, True, g.sub_or))
-        shot_timer = jnp.where(fire, i8(SHOT_COOL_DOWN), g.shot_timer)
-        bullets, full = _push(
-            _unpack(g.f_bullets, BULLET_RECORD, BULLET_BITS),
-            {"dir": sub_or, "x": sub_x, "y": sub_y},
-            fire,
+        turn = _spawn_enemy(turn, draws)
+        turn = _spawn_diver(turn, draws)
+        turn = _act(turn, action)
+        turn = _move_friendly_bullets(turn)
+        turn = _move_divers(turn)
+        turn = _move_enemy_subs(turn)
+        turn = _move_enemy_bullets(turn)
+        turn = _move_fish(turn)
+        turn = _timers_oxygen_surfacing(turn, params)
+        next_game = dataclasses.replace(
+            turn.game,
+            sub_x=turn.game.sub_x.astype(jnp.int8),
+            sub_y=turn.game.sub_y.astype(jnp.int8),
+            f_bullets=_pack(_compact(turn.bullets), BULLET_RECORD, BULLET_BITS),
+            divers=_pack(_compact(turn.divers), DIVER_RECORD, DIVER_BITS_PER_RECORD),
         )
-        overflow = overflow | full
+        return next_game, turn.reward.astype(jnp.float32), materialize(turn.terminal)
 
-        def cell(planes_x, x, y, valid):
-            """Slots on (x, y) (x may be -1 or 10; y 0..8, row 0 holds no enemy)."""
-            return _equals(planes_x, x + 1) & _equals(e_y, y - 1) & _fill(valid & (y > 0))
-
-        # 4. Friendly bullets, newest first: move, leave, or hit the oldest fish on the cell, else the oldest sub.
-        fa, fx = [b["alive"] for b in bullets], [b["x"] for b in bullets]
-        f_y = [b["y"] for b in bullets]
-        reward = i32(0)
-        for k in (1, 0):
-            x = fx[k] + jnp.where(bullets[k]["dir"], 1, -1)
-            live = fa[k] & ~_off_board(x)
-            hit = e_alive & cell(e_x, x, f_y[k], live)
-            fish = hit & ~e_sub
-            victim = _oldest(jnp.where(fish != 0, fish, hit), start)
-            e_alive = e_alive & ~victim
-            fa[k] = live & (victim == 0)
-            fx[k] = x
-            reward = reward + (victim != 0).astype(i32)
-
-        # 5. Divers, newest first: picked up where they stand, else on their move.
-        count = g.diver_count
-        for k in (1, 0):
-            diver = divers[k]
-            on_row = diver["y"] == sub_y
-            pick = diver["alive"] & on_row & (diver["x"] == sub_x) & (count < 6)
-            rest = diver["alive"] & ~pick
-            move = rest & (diver["move"] == 0)
-            x = jnp.where(move, diver["x"] + jnp.where(diver["lr"], 1, -1), diver["x"])
-            off = move & _off_board(x)
-            pick2 = move & ~off & on_row & (x == sub_x) & (count < 6)
-            count = count + (pick | pick2).astype(i32)
-            divers[k] = dict(
-                diver,
-                alive=diver["alive"] & ~pick & ~off & ~pick2,
-                x=x,
-                move=jnp.where(move, DIVER_MOVE_INTERVAL, jnp.where(rest, diver["move"] - 1, diver["move"])),
-            )
-
-        # 6-8. Enemy subs, enemy bullets, fish. `my_row`: the enemy slots in the sub's row.
-        my_row = _equals(e_y, sub_y - 1) & _fill(sub_y > 0)
-        terminal = jnp.bool_(False)
-
-        def enemies(act, e_alive, e_x, e_move, fa, reward, terminal):
-            terminal = terminal | ((act & my_row & _equals(e_x, sub_x + 1)) != 0)
-            move = act & _is_zero(e_move)
-            e_x = _decrement(_increment(e_x, move & e_lr), move & ~e_lr)
-            e_move = _decrement(_assign(e_move, move, g.move_speed), act & ~move)
-            off = move & (_is_zero(e_x) | _equals(e_x, 11))
-            on_me = move & ~off & my_row & _equals(e_x, sub_x + 1)
-            terminal = terminal | (on_me != 0)
-            cand = move & ~off & ~on_me
-            # each mover, newest first, takes the oldest live friendly bullet on its cell
-            killer0 = _newest(cand & cell(e_x, fx[0], f_y[0], fa[0]), start)
-            killer1 = _newest(cand & ~killer0 & cell(e_x, fx[1], f_y[1], fa[1]), start)
-            fa = [fa[0] & (killer0 == 0), fa[1] & (killer1 == 0)]
-            reward = reward + (killer0 != 0).astype(i32) + (killer1 != 0).astype(i32)
-            e_alive = e_alive & ~(off | killer0 | killer1)
-            return e_alive, e_x, e_move, fa, reward, terminal
-
-        subs = e_alive & e_sub
-        e_alive, e_x, e_move, fa, reward, terminal = enemies(subs, e_alive, e_x, e_move, fa, reward, terminal)
-        # a sub fires when its shot timer is due, even if it just left the board or was shot; the timer of a gone
-        # sub keeps counting while its bullet flies (the bullet's age, for ordering)
-        shoot = subs & _is_zero(e_shot)
-        overflow = overflow | ((shoot & g.b_alive) != 0)
-        e_shot = _decrement(_assign(e_shot, shoot, ENEMY_SHOT_INTERVAL), (subs & ~shoot) | (g.b_alive & ~subs))
-        b_x = _select(shoot, _increment(e_x, ALL), g.b_x)
-        b_alive = g.b_alive | shoot
-
-        terminal = terminal | ((b_alive & my_row & _equals(b_x, sub_x + 2)) != 0)
-        b_x = _decrement(_increment(b_x, b_alive & e_lr), b_alive & ~e_lr)
-        # on the board: x + 2 in 2..11; off: 0, 1, 12, 13 (bit 1 clear and bits 3, 2 equal)
-        b_alive = b_alive & (b_x[1] | (b_x[3] ^ b_x[2]))
-        terminal = terminal | ((b_alive & my_row & _equals(b_x, sub_x + 2)) != 0)
-
-        fish = e_alive & ~e_sub
-        e_alive, e_x, e_move, fa, reward, terminal = enemies(fish, e_alive, e_x, e_move, fa, reward, terminal)
-
-        # 9. Timers, oxygen, surfacing.
-        e_spawn_timer = e_spawn_timer - (e_spawn_timer > 0).astype(i8)
-        d_spawn_timer = d_spawn_timer - (d_spawn_timer > 0).astype(i8)
-        shot_timer = shot_timer - (shot_timer > 0).astype(i8)
-        terminal = terminal | (g.oxygen <= 0)
-        under = sub_y > 0
-        oxygen = jnp.where(under, g.oxygen - 1, g.oxygen).astype(jnp.int16)
-        arrive = ~under & ~g.surface
-        terminal = terminal | (arrive & (count == 0))
-        surfaced = arrive & (count != 0)
-        rescue = surfaced & (count == 6)
-        reward = reward + jnp.where(rescue, oxygen.astype(i32) * 10 // MAX_OXYGEN, 0)
-        count = jnp.where(rescue, 0, count)
-        count = count - surfaced.astype(i32)
-        oxygen = jnp.where(surfaced, jnp.int16(MAX_OXYGEN), oxygen)
-        surface = jnp.where(under, False, g.surface | surfaced)
-        ramp = surfaced & params.difficulty_ramping & ((g.e_spawn_speed > 1) | (g.move_speed > 2))
-        move_speed = g.move_speed - (ramp & (g.move_speed > 2) & (g.ramp_index % 2 == 1)).astype(i8)
-        e_spawn_speed = g.e_spawn_speed - (ramp & (g.e_spawn_speed > 1)).astype(i8)
-        ramp_index = g.ramp_index + ramp.astype(i8)
-
-        bullets = [dict(b, alive=a, x=x) for b, a, x in zip(bullets, fa, fx, strict=True)]
-        f_bullets = _pack(_compact(bullets), BULLET_RECORD, BULLET_BITS)
-        divers = _pack(_compact(divers), DIVER_RECORD, DIVER_BITS_PER_RECORD)
-
-        state = SeaquestState(
-            sub_x=sub_x.astype(i8),
-            sub_y=sub_y.astype(i8),
-            sub_or=sub_or,
-            oxygen=oxygen,
-            diver_count=count,
-            shot_timer=shot_timer,
-            e_spawn_speed=e_spawn_speed.astype(i8),
-            e_spawn_timer=e_spawn_timer,
-            d_spawn_timer=d_spawn_timer,
-            move_speed=move_speed.astype(i8),
-            ramp_index=ramp_index.astype(i8),
-            surface=surface,
-            e_alive=e_alive,
-            e_sub=e_sub,
-            e_lr=e_lr,
-            e_x=e_x,
-            e_y=e_y,
-            e_move=e_move,
-            e_shot=e_shot,
-            e_next=e_next,
-            b_alive=b_alive,
-            b_x=b_x,
-            f_bullets=f_bullets,
-            divers=divers,
-            overflow=overflow,
-        )
-        return state, reward.astype(jnp.float32), materialize(terminal)
-
-    def game_observation(self, game: SeaquestState):
+    def game_observation(self, game: SeaquestState) -> jax.Array:
         """Channels: 0 sub front, 1 sub back, 2 friendly bullet, 3 trail, 4 enemy bullet, 5 fish, 6 enemy sub,
         7 oxygen gauge, 8 diver gauge, 9 diver.
 
@@ -509,7 +613,7 @@ class Seaquest(Environment):
         slots intersect), the others from their few entities. The masks are then expanded into the 1000 bools
         with one AND per bool against a per-row constant, reading the masks as bytes along the contiguous
         (column, channel) axis: a form of this expansion that XLA's CPU backend vectorizes (an outer
-        product of (row, channel) and (column, channel) masks compiles to a scalar loop, about 3x slower)."""
+        product of (row, channel) and (column, channel) masks compiles to a scalar loop)."""
         g = game
         u16 = jnp.uint16
         on_rows = [_equals(g.e_y, r - 1) for r in range(1, 9)]  # slot masks of rows 1..8 (8 scalars)

@@ -1,12 +1,12 @@
 """Plain-Python twins of the games' JAX steps, for front ends that step a few environments from Python.
 
-A jitted JAX call costs tens of microseconds of dispatch, whatever little work it does; MinAtar's own
-numpy games step in a few. `gymnasium.make` users (SB3, CleanRL) step one environment per call, so for
-them each game also has a twin here: the same hooks (`reset`, `step`, `observation`) written in plain
-Python on Python ints and floats, taking the same uniforms and returning the same observation, reward,
-terminal flag and state, bit for bit. `tests/test_twins.py` plays every game's twin beside its JAX step
-on the same uniforms and actions and compares everything at every step, so the parity suites' proof
-against the reference carries over. float32 arithmetic is reproduced where the JAX step does it
+A jitted JAX call pays a fixed dispatch cost, however little work it does, and that cost dwarfs one game
+step in plain Python (as MinAtar's own numpy games show). `gymnasium.make` users (SB3, CleanRL) step one
+environment per call, so for them each game also has a twin here: the same hooks (`reset`, `step`,
+`observation`) written in plain Python on Python ints and floats, taking the same uniforms and returning the
+same observation, reward, terminal flag and state, bit for bit. `tests/test_twins.py` plays every game's twin
+beside its JAX step on the same uniforms and actions and compares everything at every step, so the parity
+suites' proof against the reference carries over. float32 arithmetic is reproduced where the JAX step does it
 (`f32`, `randint`).
 
 `TwinEnv` adds what `Environment._advance` adds to a game step (sticky actions, the step counter, the
@@ -31,12 +31,13 @@ _FLOAT32 = struct.Struct("f")
 
 def f32(x: float) -> float:
     """x rounded to float32 (to nearest, ties to even: C's float conversion), as a Python float (exact: every
-    float32 is a float64). A struct round trip costs a quarter of `float(np.float32(x))`."""
+    float32 is a float64). A struct round trip, because it is cheaper than `float(np.float32(x))` (twins call
+    this on every float32 operation they reproduce)."""
     return _FLOAT32.unpack(_FLOAT32.pack(x))[0]
 
 
 def randint(u: float, low: int, high: int) -> int:
-    """`core.uniform_to_int` on a float32 uniform: the product `u * n` rounds to float32 as in the JAX step
+    """`prng.uniform_to_int` on a float32 uniform: the product `u * n` rounds to float32 as in the JAX step
     (a float64 product of a float32 and a small int is exact, so rounding it once gives float32's product)."""
     n = high - low
     return low + min(int(f32(u * n)), n - 1)
@@ -93,8 +94,12 @@ class TwinEnv:
         self.time = 0
         self.terminated = False
 
-    def reset(self, uniforms: list) -> np.ndarray:
-        """A new episode from a tape row (its reset part). The last executed action survives, as in MinAtar."""
+    def reset(self, uniforms: list, fresh: bool = False) -> np.ndarray:
+        """A new episode from a tape row (its reset part). The last executed action survives, as in MinAtar
+        (`core.keep_last_action`), unless `fresh`: a first or seeded reset starts from action 0, so that a seed
+        replays exactly."""
+        if fresh:
+            self.last_action = 0
         self.game = self.twin.reset(uniforms[self.num_draws :])
         self.time = 0
         self.terminated = False

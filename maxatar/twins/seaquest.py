@@ -112,6 +112,18 @@ def _unpack(word, layout, width):
     return records
 
 
+def _push(records, new) -> bool:
+    """Put `new` into the first free of two records (record 0 the older); True if both are taken (overflow),
+    as the JAX step's `_push`."""
+    if not records[0][0]:
+        records[0] = new
+    elif not records[1][0]:
+        records[1] = new
+    else:
+        return True
+    return False
+
+
 class SeaquestTwin(Twin):
     """State: a `_Game` (scalars, the 30 enemy slots as `_Slot` objects, the live enemies oldest first, the live
     enemy bullets, the two friendly bullet and two diver records). `step` mutates it in place."""
@@ -162,11 +174,7 @@ class SeaquestTwin(Twin):
             g.d_spawn_timer = DIVER_SPAWN_SPEED
             lr = uniforms[3] < 0.5
             new = [True, lr, 0 if lr else 9, randint(uniforms[4], 1, 9), DIVER_MOVE_INTERVAL]
-            if not divers[0][0]:
-                divers[0] = new
-            elif not divers[1][0]:
-                divers[1] = new
-            else:
+            if _push(divers, new):
                 g.overflow = True
 
         # 3. Player: fire (if the gun is ready), or move.
@@ -175,12 +183,7 @@ class SeaquestTwin(Twin):
         if action == 5:
             if g.shot_timer == 0:
                 g.shot_timer = SHOT_COOL_DOWN
-                new = [True, g.sub_or, sub_x, sub_y]
-                if not bullets[0][0]:
-                    bullets[0] = new
-                elif not bullets[1][0]:
-                    bullets[1] = new
-                else:
+                if _push(bullets, [True, g.sub_or, sub_x, sub_y]):
                     g.overflow = True
         elif action == 1:
             sub_x = g.sub_x = sub_x - (sub_x > 0)

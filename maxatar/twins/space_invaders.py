@@ -127,16 +127,12 @@ class SpaceInvadersTwin(Twin):
             plane = self._planes[key] = _ALIEN_ROWS[int(alien_dir < 0)][_rows(aliens)]
         obs = plane.copy()
         obs[9, pos, 0] = True
-        while f_bullets:  # a few bullets at most: one write each
-            low = f_bullets & -f_bullets
-            r, c = divmod(low.bit_length() - 1, 10)
-            obs[r, c, 4] = True
-            f_bullets ^= low
-        while e_bullets:
-            low = e_bullets & -e_bullets
-            r, c = divmod(low.bit_length() - 1, 10)
-            obs[r, c, 5] = True
-            e_bullets ^= low
+        for bullets, channel in ((f_bullets, 4), (e_bullets, 5)):
+            while bullets:  # a few bullets at most: one write each
+                low = bullets & -bullets
+                r, c = divmod(low.bit_length() - 1, 10)
+                obs[r, c, channel] = True
+                bullets ^= low
         return obs
 
     def to_pure(self, game):

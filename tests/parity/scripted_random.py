@@ -29,6 +29,10 @@ class Call:
     args: tuple
     value: object  # float, int, or numpy array for sized calls
 
+    def __repr__(self) -> str:
+        """Short, for failure reports: `randint(0, 2, None) -> 1`."""
+        return f"{self.method}({', '.join(map(repr, self.args))}) -> {np.asarray(self.value).tolist()}"
+
 
 class HypothesisSource:
     def __init__(self, data):

@@ -1,8 +1,9 @@
 """Asterix parity with minatar 1.0.15, step by step.
 
-The reference is played with a scripted RandomState; its logged draws are fed into `Asterix.transition`
-through one jitted `lax.scan` (fixed padded length, compiled once), and after every step the observation,
-reward, terminal flag, last executed action and every field of the game's internal state are compared.
+The shared harness (`tests/parity/harness.py`) plays the reference with a scripted RandomState, replays its
+logged draws through `Asterix.transition` and compares observation, reward, terminal flag, last executed
+action and every field of the game's internal state after every step; this file holds Asterix's adapter
+(slot i is row i + 1; x, lr and gold compared where a slot is occupied), its strategies and named quirks.
 Draws the reference did not make are filled with random values, so every comparison also proves the game
 ignores them. Long episodes use a dodging policy that reads the reference's state, so they reach the fastest
 difficulty (spawn and move interval 1) and run past the point where ramping stops.
@@ -11,6 +12,7 @@ difficulty (spawn and move interval 1) and run past the point where ramping stop
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -20,120 +22,31 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from maxatar.core import Draws, EnvParams, EnvState
+from maxatar.core import EnvParams, EnvState
 from maxatar.envs.asterix import GOLD_THRESHOLD, Asterix, AsterixDraws, AsterixState
-from tests.parity.scripted_random import UNIFORM32, HypothesisSource, ScriptedRandom, SeededSource, attach
+from tests.parity import harness
+from tests.parity.harness import PROBS, SMALL_PROBS, from_list
+from tests.parity.scripted_random import UNIFORM32, SeededSource
 
 ENV = Asterix()
-LENGTH = 1200  # padded scan length shared by every example: one compilation
+LENGTH = 1200  # steps of the long episodes
 SCALARS = ("player_x", "player_y", "spawn_speed", "spawn_timer", "move_speed", "move_timer", "ramp_timer", "ramp_index")
 SLOTS = ("active", "x", "lr", "gold")
-# (spawn_speed, move_speed) after ramps 1..9 (reference-notes.md, confirmed by the oracle below)
+# (spawn_speed, move_speed) after ramps 1..9 (docs/reference-quirks.md, confirmed by the oracle below)
 RAMP_TABLE = [(9, 5), (8, 4), (7, 4), (6, 3), (5, 3), (4, 2), (3, 2), (2, 1), (1, 1)]
 
 
-# --- JAX side -----------------------------------------------------------------------------------------------
-
-
-@jax.jit
-def rollout(state0, actions, draws, params):
-    """The start observation and, per step, (observation, state, reward, terminated)."""
-
-    def body(state, inputs):
-        action, step_draws = inputs
-        obs, state, reward, terminated, _, _ = ENV.transition(state, action, step_draws, params)
-        return state, (obs, state, reward, terminated)
-
-    return ENV.observation(state0), jax.lax.scan(body, state0, (actions, draws))[1]
+# --- the adapter ----------------------------------------------------------------------------------------------
 
 
 @jax.jit
 def reset_state(params):
-    return ENV.reset_from_draws(ENV.reset_draws(jnp.zeros((0,)), params), params)[1]
-
-
-def make_params(p: float, ramping: bool) -> EnvParams:
-    return EnvParams(sticky_action_prob=np.float32(p), difficulty_ramping=np.bool_(ramping), max_steps=np.int32(0))
-
-
-# --- reference side -----------------------------------------------------------------------------------------
-
-
-@dataclasses.dataclass
-class Episode:
-    p: float
-    ramping: bool
-    actions: list  # the agent's actions (before stickiness)
-    logs: list  # per step: the calls the reference made
-    scalars: np.ndarray  # (n + 1, len(SCALARS)), row 0 = the start state
-    slots: np.ndarray  # (n + 1, 4, 8)
-    terminal: np.ndarray  # (n + 1,)
-    last_action: np.ndarray  # (n + 1,)
-    obs: np.ndarray  # (n + 1, 10, 10, 4)
-    rewards: np.ndarray  # (n,)
-
-    @property
-    def n(self) -> int:
-        return len(self.actions)
-
-
-def snapshot(ref):
-    game = ref.env
-    assert game.shot_timer == 0
-    slots = np.zeros((4, 8), np.int64)
-    for i, entity in enumerate(game.entities):
-        if entity is not None:
-            assert entity[1] == i + 1, "slot i always holds row i + 1"
-            slots[:, i] = (1, entity[0], entity[2], entity[3])
-    scalars = tuple(int(getattr(game, name)) for name in SCALARS)
-    return scalars, slots, bool(game.terminal), int(ref.last_action), ref.state()
-
-
-def apply_start(game, start: dict) -> None:
-    """Put a crafted state into the reference game."""
-    for name in SCALARS:
-        setattr(game, name, start[name])
-    game.entities = [None if e is None else [e[0], i + 1, e[1], e[2]] for i, e in enumerate(start["entities"])]
-
-
-def play(source, p, ramping, policy, n_steps, start=None, after_terminal=2) -> Episode:
-    """Play the reference for `n_steps` (or until `after_terminal` steps past termination)."""
-    ref = minatar.Environment("asterix", sticky_action_prob=p, difficulty_ramping=ramping)
-    scripted = attach(ref, ScriptedRandom(source))
-    ref.reset()
-    if start is not None:
-        apply_start(ref.env, start)
-    assert scripted.take_log() == [], "Asterix's reset draws nothing"
-    snaps, actions, logs, rewards = [snapshot(ref)], [], [], []
-    left = None
-    for t in range(n_steps):
-        action = policy(t, ref)
-        reward, terminal = ref.act(action)
-        actions.append(action)
-        logs.append(scripted.take_log())
-        rewards.append(reward)
-        snaps.append(snapshot(ref))
-        if terminal:
-            left = after_terminal if left is None else left - 1
-            if left <= 0:
-                break
-    return Episode(
-        p=p,
-        ramping=ramping,
-        actions=actions,
-        logs=logs,
-        scalars=np.array([s[0] for s in snaps]),
-        slots=np.array([s[1] for s in snaps]),
-        terminal=np.array([s[2] for s in snaps]),
-        last_action=np.array([s[3] for s in snaps]),
-        obs=np.array([s[4] for s in snaps]),
-        rewards=np.array(rewards, np.float32),
-    )
+    return ENV.reset_from_draws((), params)[1]
 
 
 def game_from_start(start: dict | None) -> EnvState:
     if start is None:
-        return jax.device_get(reset_state(make_params(0.1, True)))
+        return jax.device_get(reset_state(ENV.default_params()))
     ents = start["entities"]
     game = AsterixState(
         **{name: np.int8(start[name]) for name in SCALARS},
@@ -145,86 +58,81 @@ def game_from_start(start: dict | None) -> EnvState:
     return EnvState(game=game, last_action=np.int32(0), time=np.int32(0), terminated=np.bool_(False))
 
 
-# --- the bridge: logged calls -> Draws ----------------------------------------------------------------------
+class AsterixParity(harness.GameAdapter):
+    """Slot i is row i + 1; x, lr and gold are compared where a slot is occupied (they are free elsewhere)."""
+
+    env = ENV
+
+    def port_start(self, start):
+        return game_from_start(start)
+
+    def snapshot(self, game) -> dict:
+        assert game.shot_timer == 0
+        slots = np.zeros((4, 8), np.int64)
+        for i, entity in enumerate(game.entities):
+            if entity is not None:
+                assert entity[1] == i + 1, "slot i always holds row i + 1"
+                slots[:, i] = (1, entity[0], entity[2], entity[3])
+        return {name: int(getattr(game, name)) for name in SCALARS} | dict(zip(SLOTS, slots, strict=True))
+
+    def port_fields(self, state: EnvState) -> dict:
+        """The scalars, and the slots with x, lr and gold zeroed where a slot is empty (they are free there)."""
+        game = state.game
+        slots = {name: jnp.where(game.active, getattr(game, name), 0) for name in SLOTS[1:]}
+        return {name: getattr(game, name) for name in SCALARS} | {"active": game.active} | slots
+
+    def apply_start(self, ref, start: dict) -> None:
+        """Put a crafted state into the reference game."""
+        game = ref.env
+        for name in SCALARS:
+            setattr(game, name, start[name])
+        game.entities = [None if e is None else [e[0], i + 1, e[1], e[2]] for i, e in enumerate(start["entities"])]
+
+    def game_draws(self, logs, rng, length) -> AsterixDraws:
+        """The spawn calls as draws; what the reference did not draw is filled at random."""
+        lr = rng.random(length, np.float32)
+        gold = rng.random(length, np.float32)
+        slot = rng.integers(0, 8, length).astype(np.int32)
+        for t, calls in enumerate(logs):
+            if calls:
+                lr[t], gold[t] = calls[0].value, calls[1].value
+            if len(calls) > 2:
+                slot[t] = calls[2].value
+        return AsterixDraws(lr=lr, gold=gold, slot=slot)
+
+    def step_calls(self, pre: EnvState, episode) -> list:
+        """Besides the sticky uniform: the two spawn uniforms iff the game is live and its spawn timer is 0;
+        randint(n_free) iff also a slot is free."""
+        spawn = ~pre.terminated & (pre.game.spawn_timer == 0)
+        n_free = 8 - pre.game.active.sum(-1)
+        calls = []
+        for t in range(episode.n):
+            expected = []
+            if spawn[t]:
+                expected += [("rand", ()), ("rand", ())]
+                if n_free[t] > 0:
+                    expected.append(("randint", (0, int(n_free[t]), None)))
+            calls.append(expected)
+        return calls
 
 
-def bridge(logs, filler_seed: int) -> Draws:
-    """The reference's per-step calls as JAX draws; what it did not draw is filled at random."""
-    rng = np.random.default_rng(filler_seed)
-    sticky = rng.random(LENGTH, np.float32)
-    lr = rng.random(LENGTH, np.float32)
-    gold = rng.random(LENGTH, np.float32)
-    slot = rng.integers(0, 8, LENGTH).astype(np.int32)
-    for t, calls in enumerate(logs):
-        sticky[t] = calls[0].value
-        if len(calls) > 1:
-            lr[t], gold[t] = calls[1].value, calls[2].value
-        if len(calls) > 3:
-            slot[t] = calls[3].value
-    return Draws(sticky=sticky, game=AsterixDraws(lr=lr, gold=gold, slot=slot))
+ASTERIX = AsterixParity()
 
 
-def check_draw_calls(episode: Episode, pre_states) -> None:
-    """The reference drew exactly what the JAX state says a step consumes: the sticky uniform always; the two
-    spawn uniforms iff the game is live and its spawn timer is 0; randint(n_free) iff also a slot is free."""
-    spawn = ~pre_states.terminated & (pre_states.game.spawn_timer == 0)
-    n_free = 8 - pre_states.game.active.sum(-1)
-    for t, calls in enumerate(episode.logs):
-        expected = [("rand", ())]
-        if spawn[t]:
-            expected += [("rand", ()), ("rand", ())]
-            if n_free[t] > 0:
-                expected.append(("randint", (0, int(n_free[t]), None)))
-        got = [(c.method, c.args) for c in calls]
-        assert got == expected, f"step {t + 1}: reference drew {got}, the JAX state implies {expected}"
+def make_params(p: float, ramping: bool) -> EnvParams:
+    return EnvParams(sticky_action_prob=np.float32(p), difficulty_ramping=np.bool_(ramping), max_steps=np.int32(0))
 
 
-def run_parity(episode: Episode, start=None, filler_seed=0):
-    """Replay `episode` in JAX and compare after every step; returns the JAX trajectory (numpy)."""
-    n = episode.n
-    assert 0 < n <= LENGTH
-    params = make_params(episode.p, episode.ramping)
-    state0 = game_from_start(start)
-    actions = np.zeros(LENGTH, np.int32)
-    actions[:n] = episode.actions
-    obs0, (obs, states, rewards, terminated) = jax.device_get(
-        rollout(state0, actions, bridge(episode.logs, filler_seed), params)
-    )
-    assert np.array_equal(obs0, episode.obs[0]), "start: observation differs"
+# play(source, p, ramping, policy, n_steps, start=None): until 2 steps past termination at the most
+play = functools.partial(harness.play, ASTERIX, after_terminal=2)
 
-    game = states.game
-    jax_scalars = np.stack([np.asarray(getattr(game, name))[:n] for name in SCALARS], axis=1)
-    jax_slots = np.stack([np.asarray(getattr(game, name))[:n] for name in SLOTS], axis=1).astype(np.int64)
-    ref_slots = episode.slots[1:]
-    active = ref_slots[:, 0:1, :].astype(bool)
-    checks = {f: jax_scalars[:, i] != episode.scalars[1:, i] for i, f in enumerate(SCALARS)}
-    checks["active"] = (jax_slots[:, 0] != ref_slots[:, 0]).any(-1)
-    for i, f in enumerate(SLOTS[1:], start=1):
-        checks[f] = ((jax_slots[:, i] != ref_slots[:, i]) & active[:, 0]).any(-1)
-    checks["observation"] = (obs[:n] != episode.obs[1:]).reshape(n, -1).any(-1)
-    checks["reward"] = rewards[:n] != episode.rewards
-    checks["terminal"] = terminated[:n] != episode.terminal[1:]
-    checks["last_action"] = states.last_action[:n] != episode.last_action[1:]
-    bad = np.zeros(n, bool)
-    for mismatch in checks.values():
-        bad |= mismatch
-    if bad.any():
-        t = int(np.argmax(bad))
-        fields = [f for f, m in checks.items() if m[t]]
-        jax_state = jax.tree.map(lambda a: a[t], states)
-        raise AssertionError(
-            f"step {t + 1} (of {n}): {', '.join(fields)} differ\n"
-            f"action {episode.actions[t]}, calls {episode.logs[t]}\n"
-            f"reference: scalars {dict(zip(SCALARS, episode.scalars[t + 1], strict=True))} slots\n{ref_slots[t]}\n"
-            f"terminal {episode.terminal[t + 1]} reward {episode.rewards[t]}\n"
-            f"jax: {jax_state} reward {rewards[t]}"
-        )
 
+def run_parity(episode: harness.Episode, filler_seed=0) -> harness.Replay:
+    """Replay `episode` in JAX and compare after every step; returns the port's side."""
+    port = harness.check_parity(ASTERIX, episode, filler_seed=filler_seed)
     newly_terminal = episode.terminal[1:] & ~episode.terminal[:-1]
     assert not (newly_terminal & (episode.rewards > 0)).any(), "one entity per row: gold and enemy never coincide"
-    pre = jax.tree.map(lambda first, rest: np.concatenate([np.asarray(first)[None], rest[: n - 1]]), state0, states)
-    check_draw_calls(episode, pre)
-    return states
+    return port
 
 
 # --- policies -----------------------------------------------------------------------------------------------
@@ -233,7 +141,7 @@ MOVES = {0: (0, 0), 1: (-1, 0), 2: (0, -1), 3: (1, 0), 4: (0, 1), 5: (0, 0)}  # 
 
 
 def scripted(actions):
-    return lambda t, ref: actions[t]
+    return from_list(actions)
 
 
 def _bits(cells) -> int:
@@ -256,10 +164,9 @@ def dodging(rng: np.random.Generator, noise: float, horizon: int = 8):
         dx, dy = MOVES[a]
         return min(max(x + dx, 0), 9), min(max(y + dy, 1), 8)
 
-    def policy(t, ref):
+    def policy(t, game):
         if rng.random() < noise:
             return int(rng.integers(6))
-        game = ref.env
         enemies = [(e[0], e[1], 1 if e[2] else -1) for e in game.entities if e is not None and not e[3]]
         danger = []  # danger[k]: cells where ending step k + 1 is fatal
         timer = game.move_timer
@@ -297,10 +204,8 @@ def _index(x, y):
 
 # --- strategies ---------------------------------------------------------------------------------------------
 
-PROBS = st.sampled_from([0.0, 1.0, 0.1]) | st.floats(0.0, 1.0, width=32)
-SMALL_PROBS = st.sampled_from([0.0, 0.1]) | st.floats(0.0, 0.125, width=32)
-UNIFORMS = UNIFORM32
-FORCED = st.dictionaries(st.integers(0, 150), UNIFORMS, max_size=8)
+FORCED = st.dictionaries(st.integers(0, 150), UNIFORM32, max_size=8)
+ACTIONS = st.integers(1, 200).flatmap(lambda n: st.lists(st.integers(0, 5), min_size=n, max_size=n))
 
 
 @st.composite
@@ -348,19 +253,18 @@ def spawn_calls(episode):
 
 def ramps(episode):
     """(step, spawn_speed, move_speed) at every step whose ramp_index increased."""
-    index = episode.scalars[:, SCALARS.index("ramp_index")]
-    steps = np.nonzero(np.diff(index))[0] + 1
-    speeds = episode.scalars[:, [SCALARS.index("spawn_speed"), SCALARS.index("move_speed")]]
-    return [(int(s), *map(int, speeds[s])) for s in steps]
+    f = episode.fields
+    steps = np.nonzero(np.diff(f["ramp_index"]))[0] + 1
+    return [(int(s), int(f["spawn_speed"][s]), int(f["move_speed"][s])) for s in steps]
 
 
 def _reaches_fastest(ep):
     got = ramps(ep)
     assert [(s, a, m) for s, a, m in got] == [(102 * (i + 1), a, m) for i, (a, m) in enumerate(RAMP_TABLE)]
-    last = ep.scalars[918:, :]
-    assert (last[:, SCALARS.index("spawn_speed")] == 1).all() and (last[:, SCALARS.index("move_speed")] == 1).all()
+    f = ep.fields
+    assert (f["spawn_speed"][918:] == 1).all() and (f["move_speed"][918:] == 1).all()
     assert ep.n >= 1100 and not ep.terminal[1100], "the episode must run well past the last ramp (step 1020 would ramp)"
-    assert (ep.scalars[919:, SCALARS.index("ramp_timer")] == 100).all(), "ramping stops at (1, 1)"
+    assert (f["ramp_timer"][919:] == 100).all(), "ramping stops at (1, 1)"
     return True
 
 
@@ -370,12 +274,13 @@ EXPECT = {
     "one_free_slot": lambda ep: any(len(c) == 4 and c[3].args[1] == 1 for c in spawn_calls(ep)),
     "no_ramp": lambda ep: (
         ep.n >= 600
-        and (ep.scalars[:, [SCALARS.index("spawn_speed"), SCALARS.index("move_speed")]] == (10, 5)).all()
-        and (ep.scalars[:, SCALARS.index("ramp_timer")] == 100).all()
+        and (ep.fields["spawn_speed"] == 10).all()
+        and (ep.fields["move_speed"] == 5).all()
+        and (ep.fields["ramp_timer"] == 100).all()
     ),
     "gold": lambda ep: ep.rewards.sum() >= 3,
     "sticky": lambda ep: any(ep.last_action[t + 1] != ep.actions[t] for t in range(ep.n)),
-    "off_board": lambda ep: any((ep.slots[t, 0] > ep.slots[t + 1, 0]).any() for t in range(ep.n)),
+    "off_board": lambda ep: any((ep.fields["active"][t] > ep.fields["active"][t + 1]).any() for t in range(ep.n)),
     "terminal": lambda ep: ep.terminal[-1],
     "reward": lambda ep: ep.rewards.sum() >= 1,
 }
@@ -393,12 +298,8 @@ def check_expectations(episode, expect):
 @given(data=st.data())
 def test_episodes_from_reset_match_reference(data):
     """Short episodes from reset: hypothesis chooses every action, every draw, p and ramping."""
-    p = data.draw(PROBS, label="sticky_action_prob")
-    ramping = data.draw(st.booleans(), label="ramping")
-    n = data.draw(st.integers(1, 200), label="steps")
-    actions = data.draw(st.lists(st.integers(0, 5), min_size=n, max_size=n), label="actions")
-    episode = play(HypothesisSource(data), p, ramping, scripted(actions), len(actions))
-    run_parity(episode, filler_seed=len(actions))
+    episode = harness.play_drawn(ASTERIX, data, PROBS, ACTIONS, after_terminal=2)
+    run_parity(episode, filler_seed=episode.n)
 
 
 @settings(max_examples=6)
@@ -409,7 +310,7 @@ def test_episodes_from_reset_match_reference(data):
     noise=st.sampled_from([0.0, 0.01]),
     expect=st.just(()),
 )
-# every ramp on schedule with the reference-notes speeds, (1, 1) reached and held, rows full / one row free
+# every ramp on schedule with the docs/reference-quirks.md speeds, (1, 1) reached and held, rows full / one row free
 @example(seed=4, p=0.1, ramping=True, noise=0.0, expect=("fastest", "full_rows", "one_free_slot", "gold", "sticky"))
 @example(seed=0, p=0.0, ramping=True, noise=0.0, expect=("fastest", "full_rows", "one_free_slot"))
 # difficulty_ramping off: (10, 5) for 1200 steps
@@ -429,12 +330,11 @@ SEVEN_FULL = {i: e for i, e in ALL_FULL.items() if i != 5}
 
 @settings(max_examples=40)
 @given(
-    start=start_states(),
-    seed=st.integers(0, 2**32 - 1),
-    forced=FORCED,
-    p=PROBS,
-    ramping=st.booleans(),
-    actions=st.integers(1, 40).flatmap(lambda n: st.lists(st.integers(0, 5), min_size=n, max_size=n)),
+    **harness.crafted_inputs(
+        start_states(),
+        FORCED,
+        st.integers(1, 40).flatmap(lambda n: st.lists(st.integers(0, 5), min_size=n, max_size=n)),
+    )
 )
 # all eight rows occupied at a spawn: rand, rand, no randint, nothing overwritten (earlier ports overwrote)
 @example(start=start(ALL_FULL, player=(0, 1), spawn=(1, 0)), seed=0, forced={}, p=0.0, ramping=True, actions=[0] * 3)
@@ -479,17 +379,18 @@ SEVEN_FULL = {i: e for i, e in ALL_FULL.items() if i != 5}
 def test_crafted_states_match_reference(start, seed, forced, p, ramping, actions):
     """Short episodes from crafted states: late difficulty, full rows and every ramp phase without the wait."""
     episode = play(SeededSource(seed, forced), p, ramping, scripted(actions), len(actions), start=start)
-    run_parity(episode, start=start, filler_seed=seed)
+    run_parity(episode, filler_seed=seed)
 
 
 def test_named_crafted_examples_exercise_their_quirk():
     """The crafted @examples above really hit what their comments claim (checked on the reference)."""
     full = play(SeededSource(0), 0.0, True, scripted([0]), 1, start=start(ALL_FULL, player=(0, 1), spawn=(1, 0)))
     assert [c.method for c in full.logs[0]] == ["rand", "rand", "rand"]
-    assert (full.slots[1, 0] == 1).all() and (full.slots[1, 1:] == full.slots[0, 1:]).all()
+    assert (full.fields["active"][1] == 1).all()
+    assert all((full.fields[name][1] == full.fields[name][0]).all() for name in SLOTS[1:])
     assert spawn_calls(full) and not full.terminal[-1]
     one = play(SeededSource(1), 0.0, True, scripted([0]), 1, start=start(SEVEN_FULL, player=(0, 1), spawn=(1, 0)))
-    assert one.logs[0][3].args[1] == 1 and one.slots[0, 0, 5] == 0 and one.slots[1, 0, 5] == 1
+    assert one.logs[0][3].args[1] == 1 and one.fields["active"][0, 5] == 0 and one.fields["active"][1, 5] == 1
     post = play(
         SeededSource(2),
         0.0,
@@ -498,7 +399,7 @@ def test_named_crafted_examples_exercise_their_quirk():
         1,
         start=start({4: (6, False, False), 0: (2, True, False)}, move=(3, 0), ramp=(-1, 1)),
     )
-    assert post.terminal[1] and post.slots[1, 1, 0] == 3 and ramps(post) == [(1, 9, 2)]
+    assert post.terminal[1] and post.fields["x"][1, 0] == 3 and ramps(post) == [(1, 9, 2)]
     pre = play(
         SeededSource(3),
         0.0,
@@ -507,7 +408,7 @@ def test_named_crafted_examples_exercise_their_quirk():
         1,
         start=start({4: (6, True, False), 7: (9, True, True)}, move=(5, 0)),
     )
-    assert pre.terminal[1] and pre.slots[1, 1, 4] == 7 and pre.slots[1, 0, 7] == 0
+    assert pre.terminal[1] and pre.fields["x"][1, 4] == 7 and pre.fields["active"][1, 7] == 0
     gold = play(
         SeededSource(4),
         0.0,
@@ -516,13 +417,13 @@ def test_named_crafted_examples_exercise_their_quirk():
         4,
         start=start({4: (4, False, True), 5: (6, False, True), 0: (0, False, False), 1: (9, True, False)}, move=(1, 0)),
     )
-    assert list(gold.rewards) == [1, 1, 0, 0] and gold.slots[1, 0, [0, 1]].sum() == 0
+    assert list(gold.rewards) == [1, 1, 0, 0] and gold.fields["active"][1, [0, 1]].sum() == 0
     stop = play(SeededSource(5), 0.0, True, scripted([0]), 1, start=start({}, spawn=(1, 0), move=(1, 0), ramp=(-1, 9)))
-    assert stop.scalars[1, SCALARS.index("ramp_timer")] == -1 and ramps(stop) == []
+    assert stop.fields["ramp_timer"][1] == -1 and ramps(stop) == []
 
 
 def test_enemy_hit_step_completes():
-    """reference-notes: "a gold picked in the same step [as an enemy hit] still counts". Slot i is always row
+    """docs/reference-quirks.md: "a gold picked in the same step [as an enemy hit] still counts". Slot i is always row
     i + 1 and only the player's row can collide, so the reference never has gold and an enemy on the player in
     one step (`run_parity` asserts this on every recorded step). What remains checkable is that the step hitting
     an enemy completes: entities still move, timers still run. The JAX game computes the reward independently of
@@ -530,8 +431,8 @@ def test_enemy_hit_step_completes():
     begin = start({4: (6, True, False), 1: (3, False, True)}, move=(5, 0))
     ep = play(SeededSource(11), 0.0, True, scripted([3]), 1, start=begin)
     assert ep.terminal[1] and ep.rewards[0] == 0
-    assert ep.slots[1, 1, 1] == 2 and ep.scalars[1, SCALARS.index("move_timer")] == 4
-    run_parity(ep, start=begin)
+    assert ep.fields["x"][1, 1] == 2 and ep.fields["move_timer"][1] == 4
+    run_parity(ep)
 
 
 # --- draws: when and how they are sampled -------------------------------------------------------------------
@@ -566,10 +467,10 @@ def test_sample_draws_mirror_reference_calls_along_an_episode():
     """Along a long episode, at every step the reference's calls are exactly those the state implies (checked in
     run_parity), and `sample_draws` gives a slot index in range for that state's number of free rows."""
     episode = play(SeededSource(1), 0.0, True, dodging(np.random.default_rng(1), 0.0), LENGTH)
-    states = run_parity(episode, filler_seed=1)
-    n_free = 8 - np.asarray(states.game.active).sum(-1)[: episode.n]
+    states = run_parity(episode, filler_seed=1).states  # row t + 1: after step t
+    n_free = 8 - np.asarray(states.game.active).sum(-1)[1:]
     assert {0, 1}.issubset(set(n_free)), "the episode must visit full rows and a single free row"
-    games = jax.tree.map(lambda a: np.resize(a[: episode.n], (N_SAMPLES, *a.shape[1:])), states.game)
+    games = jax.tree.map(lambda a: np.resize(a[1:], (N_SAMPLES, *a.shape[1:])), states.game)
     draws, _ = sample_and_step(1, games, make_params(0.0, True))
     assert ((draws.game.slot >= 0) & (draws.game.slot < np.maximum(np.resize(n_free, N_SAMPLES), 1))).all()
 
@@ -606,13 +507,8 @@ def test_spawn_placement_distribution_through_step():
 
 
 def test_thresholds_match_float64_reference():
-    """`u < 0.5` and `u < 1/3` on a float32 u give the float64 answers for every float32 (the comparison is
-    monotone, so checking the float32 neighbours of each threshold suffices)."""
-    for c, c32 in ((0.5, np.float32(0.5)), (1 / 3, GOLD_THRESHOLD)):
-        below = np.nextafter(c32, np.float32(0))
-        above = np.nextafter(c32, np.float32(1))
-        for u in (below, c32, above):
-            assert (float(u) < c) == bool(u < c32)
+    """`u < 0.5` and `u < 1/3` on a float32 u give the float64 answers for every float32."""
+    harness.assert_thresholds_exact(((0.5, np.float32(0.5)), (1 / 3, GOLD_THRESHOLD)))
 
 
 def test_static_configuration():

@@ -15,7 +15,7 @@ Each named scenario is also checked to still exercise its quirk, read off the re
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import logging
 
 import jax
@@ -26,55 +26,23 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from maxatar.core import Draws, EnvParams, EnvState, check_params
+from maxatar.core import EnvState
 from maxatar.envs.breakout import FULL_WALL, Breakout, BreakoutState
-from tests.parity.scripted_random import HypothesisSource, ScriptedRandom, SeededSource, attach
+from tests.parity import harness
+from tests.parity.harness import from_list
+from tests.parity.scripted_random import HypothesisSource, SeededSource
 
 logging.getLogger().setLevel(logging.ERROR)  # minatar warns about matplotlib when an env is built
 
 ENV = Breakout()
-PAD = 2048  # every episode is padded to this length, so the scan compiles once
+PAD = 2048  # the longest tracked episode
 ACTIONS = "nlurdf"  # full action set, as in the reference
 FIELDS = ("ball_x", "ball_y", "ball_dir", "pos", "strike", "last_x", "last_y")
-# Sticky probabilities, float64 as the reference takes them (tiny ones included: see core.float32_ceiling).
+# Sticky probabilities, float64 as the reference takes them (tiny ones included: see prng.float32_ceiling).
 STICKY = st.one_of(st.sampled_from([0.0, 0.1, 1 / 3, 1.0, 1e-308]), st.floats(0.0, 1.0), st.floats(0.0, 1.0, width=32))
 
 
-# --- the reference side ---------------------------------------------------------------------------------
-
-
-@dataclasses.dataclass
-class Episode:
-    """A reference episode: how it started, logged draws, executed inputs and what was observed after each
-    step. `start` is None for an episode begun by `reset()`, else the crafted game values it began from."""
-
-    start: dict | None
-    reset_log: list
-    sticky_prob: float
-    ramping: bool
-    obs0: np.ndarray
-    fields0: dict
-    actions: list = dataclasses.field(default_factory=list)
-    step_logs: list = dataclasses.field(default_factory=list)
-    obs: list = dataclasses.field(default_factory=list)
-    rewards: list = dataclasses.field(default_factory=list)
-    terminals: list = dataclasses.field(default_factory=list)
-    fields: dict = dataclasses.field(default_factory=lambda: {name: [] for name in ALL_FIELDS})
-
-    def __len__(self):
-        return len(self.actions)
-
-
-ALL_FIELDS = (*FIELDS, "brick_map", "terminal", "last_action")
-
-
-def _snapshot(ref) -> dict:
-    game = ref.env
-    values = {name: int(getattr(game, name)) for name in FIELDS}
-    values["brick_map"] = game.brick_map.astype(bool)
-    values["terminal"] = bool(game.terminal)
-    values["last_action"] = int(ref.last_action)
-    return values
+# --- the adapter ------------------------------------------------------------------------------------------
 
 
 def brick_map_from_bits(bits: int) -> np.ndarray:
@@ -83,136 +51,47 @@ def brick_map_from_bits(bits: int) -> np.ndarray:
     return grid
 
 
-def play_reference(source, sticky_prob, ramping, actions=None, policy=None, length=None, start=None) -> Episode:
-    """Play `actions` (or up to `length` steps of `policy(game)`, stopping 3 steps after the end) in the
-    reference with a scripted generator, from its reset or, given `start`, from a crafted game state."""
-    ref = minatar.Environment("breakout", sticky_action_prob=sticky_prob, difficulty_ramping=ramping)
-    rng = attach(ref, ScriptedRandom(source))
-    ref.reset()
-    reset_log = rng.take_log()
-    if start is not None:
-        for name in ("ball_x", "ball_y", "ball_dir", "pos", "strike", "last_x", "last_y"):
+class BreakoutParity(harness.GameAdapter):
+    """The ball, paddle and strike flag as ints, the packed bricks as the reference's 10x10 map; the reset
+    consumes exactly one `randint(2)`, its value the game's reset draw; a step draws only the sticky uniform."""
+
+    env = ENV
+    reset_calls = (("randint", (0, 2, None)),)
+
+    def reset_draws(self, log):
+        return jnp.int32(log[0].value)
+
+    def snapshot(self, game) -> dict:
+        values = {name: int(getattr(game, name)) for name in FIELDS}
+        values["brick_map"] = game.brick_map.astype(bool)
+        return values
+
+    def port_fields(self, state: EnvState) -> dict:
+        return {name: getattr(state.game, name) for name in FIELDS} | {"brick_map": Breakout.brick_map(state.game)}
+
+    def apply_start(self, ref, start: dict) -> None:
+        """Put a crafted state into the reference."""
+        for name in FIELDS:
             setattr(ref.env, name, start[name])
         ref.env.brick_map = brick_map_from_bits(start["bricks"])
         ref.last_action = start["last_action"]
-    episode = Episode(start, reset_log, sticky_prob, ramping, ref.state().copy(), _snapshot(ref))
-    steps = len(actions) if actions is not None else length
-    assert steps <= PAD
-    for t in range(steps):
-        action = actions[t] if actions is not None else policy(ref.env)
-        reward, terminal = ref.act(action)
-        episode.actions.append(action)
-        episode.step_logs.append(rng.take_log())
-        episode.rewards.append(reward)
-        episode.terminals.append(terminal)
-        episode.obs.append(ref.state().copy())
-        for name, value in _snapshot(ref).items():
-            episode.fields[name].append(value)
-        if policy is not None and len(episode) > 3 and episode.terminals[-4]:
-            break
-    return episode
 
-
-# --- the bridge: logged calls -> JAX draws and states -------------------------------------------------------
-
-
-def reset_draws_from_log(log) -> jax.Array:
-    """The reset consumes exactly one `randint(2)`; its value is the game's reset draw."""
-    assert [(c.method, c.args) for c in log] == [("randint", (0, 2, None))], f"unexpected reset draws {log}"
-    return jnp.int32(log[0].value)
-
-
-def sticky_from_logs(step_logs) -> np.ndarray:
-    """Each step consumes exactly one `rand()`, the sticky-action uniform; Breakout draws nothing else."""
-    sticky = np.ones(PAD, np.float32)
-    for t, log in enumerate(step_logs):
-        assert [(c.method, c.args) for c in log] == [("rand", ())], f"step {t}: unexpected draws {log}"
-        assert float(np.float32(log[0].value)) == log[0].value, f"step {t}: sticky draw not float32"
-        sticky[t] = log[0].value
-    return sticky
-
-
-def crafted_state(start: dict) -> EnvState:
-    game = BreakoutState(
-        **{name: jnp.int8(start[name]) for name in ("ball_x", "ball_y", "ball_dir", "pos", "last_x", "last_y")},
-        bricks=jnp.int32(start["bricks"]),
-        strike=jnp.bool_(start["strike"]),
-    )
-    return EnvState(
-        game=game, last_action=jnp.int32(start["last_action"]), time=jnp.int32(0), terminated=jnp.bool_(False)
-    )
-
-
-def _outputs(obs, state):
-    out = {name: getattr(state.game, name) for name in FIELDS}
-    out.update(
-        obs=obs,
-        brick_map=Breakout.brick_map(state.game),
-        terminal=state.terminated,
-        last_action=state.last_action,
-    )
-    return out
-
-
-@jax.jit
-def reset_jax(reset_draw, params):
-    obs, state = ENV.reset_from_draws(reset_draw, params)
-    return state, _outputs(obs, state)
-
-
-@jax.jit
-def run_jax(state, actions, sticky, params):
-    def body(state, xs):
-        action, u = xs
-        obs, state, reward, _, _, _ = ENV.transition(state, action, Draws(sticky=u, game=()), params)
-        return state, {**_outputs(obs, state), "reward": reward}
-
-    return jax.lax.scan(body, state, (actions, sticky))[1]
-
-
-def _first_mismatch(got: dict, want: dict, n: int) -> dict[str, int]:
-    first = {}
-    for name, expected in want.items():
-        actual = np.asarray(got[name])[:n]
-        assert actual.shape == expected.shape, f"{name}: shape {actual.shape} vs reference {expected.shape}"
-        bad = np.flatnonzero((actual != expected).reshape(n, -1).any(axis=1))
-        if bad.size:
-            first[name] = int(bad[0])
-    return first
-
-
-def check_parity(episode: Episode) -> None:
-    n = len(episode)
-    # check_params stores the float64 probability as its float32 ceiling, which decides float32 draws exactly.
-    p = check_params(EnvParams(sticky_action_prob=episode.sticky_prob)).sticky_action_prob
-    params = EnvParams(jnp.float32(p), jnp.bool_(episode.ramping), jnp.int32(0))
-    if episode.start is None:
-        state, initial = reset_jax(reset_draws_from_log(episode.reset_log), params)
-    else:
-        state = crafted_state(episode.start)
-        initial = _outputs(ENV.observation(state), state)
-    want0 = {"obs": episode.obs0, **episode.fields0}
-    bad = _first_mismatch(
-        jax.tree.map(lambda x: np.asarray(x)[None], initial), jax.tree.map(lambda x: np.asarray(x)[None], want0), 1
-    )
-    assert not bad, f"initial state: {', '.join(sorted(bad))} differ"
-
-    actions = np.zeros(PAD, np.int32)
-    actions[:n] = episode.actions
-    outs = run_jax(state, actions, sticky_from_logs(episode.step_logs), params)
-    want = {
-        "obs": np.array(episode.obs),
-        "reward": np.array(episode.rewards, np.float32),
-        **{name: np.array(values) for name, values in episode.fields.items()},
-    }
-    first = _first_mismatch(outs, want, n)
-    if first:
-        t = min(first.values())
-        names = sorted(name for name, step in first.items() if step == t)
-        details = "; ".join(
-            f"{k}: jax {np.asarray(outs[k])[t].tolist()} vs reference {want[k][t].tolist()}" for k in names
+    def port_start(self, start: dict) -> EnvState:
+        game = BreakoutState(
+            **{name: jnp.int8(start[name]) for name in ("ball_x", "ball_y", "ball_dir", "pos", "last_x", "last_y")},
+            bricks=jnp.int32(start["bricks"]),
+            strike=jnp.bool_(start["strike"]),
         )
-        raise AssertionError(f"step {t} (action {episode.actions[t]}): {', '.join(names)} differ: {details}")
+        return EnvState(
+            game=game, last_action=jnp.int32(start["last_action"]), time=jnp.int32(0), terminated=jnp.bool_(False)
+        )
+
+
+BREAKOUT = BreakoutParity()
+
+
+play = functools.partial(harness.play, BREAKOUT)  # (source, sticky_prob, ramping, policy, steps, start=None, ...)
+check_parity = functools.partial(harness.check_parity, BREAKOUT)
 
 
 # --- a ball-tracking policy, to keep the ball alive long enough to clear and refill the wall -------------
@@ -233,7 +112,7 @@ def tracker(rng: np.random.Generator, lead: float):
     switching between them now and then (probability `lead`/5) to exercise both kinds of catch. Idle steps
     pick a random non-moving action."""
 
-    def policy(game) -> int:
+    def policy(t, game) -> int:
         dx = 1 if game.ball_dir in (1, 2) else -1
         if game.ball_dir >= 2:  # falling
             x = game.ball_x
@@ -308,54 +187,56 @@ CRAFTED = {
 START_UNIFORM = {0: 0.25, 1: 0.75}  # a reset uniform giving randint(2) == start
 
 
-def scenario_episode(start: int, letters: str, sticky_prob=0.0, ramping=True, seed=0) -> Episode:
+def scenario_episode(start: int, letters: str, sticky_prob=0.0, ramping=True, seed=0) -> harness.Episode:
     source = SeededSource(seed, {0: START_UNIFORM[start]})
-    return play_reference(source, sticky_prob, ramping, actions=[ACTIONS.index(c) for c in letters])
+    return play(source, sticky_prob, ramping, from_list([ACTIONS.index(c) for c in letters]), len(letters))
 
 
-def tracked_episode(seed: int, lead: float, start: int, steps: int, sticky_prob=0.0, ramping=True) -> Episode:
+def tracked_episode(seed: int, lead: float, start: int, steps: int, sticky_prob=0.0, ramping=True):
+    """Up to `steps` steps of the tracking policy, stopping 3 steps after the end."""
+    assert steps <= PAD
     source = SeededSource(seed, {0: START_UNIFORM[start]})
     policy = tracker(np.random.default_rng(seed), lead)
-    return play_reference(source, sticky_prob, ramping, policy=policy, length=steps)
+    return play(source, sticky_prob, ramping, policy, steps, after_terminal=3)
 
 
-def events(episode: Episode) -> dict[str, int]:
+def events(episode: harness.Episode) -> dict[str, int]:
     """The quirks a reference episode went through (name -> first step), read off its recorded states."""
-    f = episode.fields
+    f, obs, terminal = episode.fields, episode.obs, episode.terminal
     seen = {}
     through_at = -2
-    for t in range(len(episode)):
-        x, y, lx, ly, pos = (f[k][t] for k in ("ball_x", "ball_y", "last_x", "last_y", "pos"))
-        bricks_before = f["brick_map"][t - 1] if t else episode.fields0["brick_map"]
-        terminal, was_terminal = f["terminal"][t], t > 0 and f["terminal"][t - 1]
-        if was_terminal:
-            if episode.obs[t].tobytes() == episode.obs[t - 1].tobytes():
+    for t in range(episode.n):
+        row = t + 1  # the state after step t; row t is the state before it
+        x, y, lx, ly, pos = (f[k][row] for k in ("ball_x", "ball_y", "last_x", "last_y", "pos"))
+        bricks_before, bricks = f["brick_map"][t], f["brick_map"][row]
+        if terminal[t]:
+            if obs[row].tobytes() == obs[t].tobytes():
                 seen.setdefault("frozen_after_terminal", t)
             continue
-        if terminal and y == 9 and episode.obs[t][9, x, 1]:
+        if terminal[row] and y == 9 and obs[row][9, x, 1]:
             seen.setdefault("terminal_on_row_9", t)
-        if not terminal and x == lx and x in (0, 9):
+        if not terminal[row] and x == lx and x in (0, 9):
             seen.setdefault("side_wall_clamp", t)
             if episode.rewards[t]:
                 seen.setdefault("side_wall_brick", t)
             if y == ly == 0:
                 seen.setdefault("corner", t)
-        if not terminal and y == ly == 8:
+        if not terminal[row] and y == ly == 8:
             seen.setdefault("paddle_bounce" if lx == pos else "paddle_reverse", t)
-        if episode.rewards[t] == 0 and bricks_before[y, x] and f["brick_map"][t][y, x] and f["strike"][t]:
+        if episode.rewards[t] == 0 and bricks_before[y, x] and bricks[y, x] and f["strike"][row]:
             seen.setdefault("strike_through", t)
             if through_at == t - 1:
                 seen.setdefault("strike_tunnel", t)
             through_at = t
-        if f["brick_map"][t].sum() > bricks_before.sum():
+        if bricks.sum() > bricks_before.sum():
             assert bricks_before.sum() == 0 and (y == 9 or y == ly == 8)
-            seen.setdefault("refill_on_miss" if terminal else "delayed_refill", t)
+            seen.setdefault("refill_on_miss" if terminal[row] else "delayed_refill", t)
     return seen
 
 
-def crafted_episode(start: dict, letters: str, sticky_prob=0.0, ramping=True, seed=0) -> Episode:
+def crafted_episode(start: dict, letters: str, sticky_prob=0.0, ramping=True, seed=0) -> harness.Episode:
     actions = [ACTIONS.index(c) for c in letters]
-    return play_reference(SeededSource(seed), sticky_prob, ramping, actions=actions, start=start)
+    return play(SeededSource(seed), sticky_prob, ramping, from_list(actions), len(actions), start=start)
 
 
 @pytest.mark.parametrize(
@@ -363,10 +244,10 @@ def crafted_episode(start: dict, letters: str, sticky_prob=0.0, ramping=True, se
     [("scripted", k) for k in SCENARIOS] + [("tracked", k) for k in TRACKED] + [("crafted", k) for k in CRAFTED],
 )
 def test_scenario_exercises_its_quirk_and_matches(kind, name):
-    play, table = {"scripted": (scenario_episode, SCENARIOS), "tracked": (tracked_episode, TRACKED)}.get(
+    make, table = {"scripted": (scenario_episode, SCENARIOS), "tracked": (tracked_episode, TRACKED)}.get(
         kind, (crafted_episode, CRAFTED)
     )
-    episode = play(*table[name])
+    episode = make(*table[name])
     assert name in events(episode), f"scenario {name} no longer exercises its quirk"
     check_parity(episode)
 
@@ -381,7 +262,7 @@ def test_short_episodes_with_hypothesis_draws(data):
     actions = data.draw(st.lists(st.integers(0, 5), min_size=1, max_size=40), label="actions")
     sticky_prob = data.draw(STICKY, label="sticky_prob")
     ramping = data.draw(st.booleans(), label="ramping")
-    check_parity(play_reference(HypothesisSource(data), sticky_prob, ramping, actions=actions))
+    check_parity(play(HypothesisSource(data), sticky_prob, ramping, from_list(actions), len(actions)))
 
 
 def _named(name):
@@ -462,7 +343,7 @@ def test_from_arbitrary_states(data):
     start = data.draw(STATES, label="start")
     actions = data.draw(st.lists(st.integers(0, 5), min_size=1, max_size=12), label="actions")
     sticky_prob = data.draw(STICKY, label="sticky_prob")
-    check_parity(play_reference(HypothesisSource(data), sticky_prob, True, actions=actions, start=start))
+    check_parity(play(HypothesisSource(data), sticky_prob, True, from_list(actions), len(actions), start=start))
 
 
 # --- draws: when and how they are sampled ---------------------------------------------------------------
@@ -472,9 +353,9 @@ def test_draws_match_the_reference_calls():
     """The reference draws `randint(2)` at reset and one `rand()` per step, before and after the end;
     `sample_draws` draws exactly the sticky uniform and nothing for the game."""
     episode = scenario_episode(0, "nnnnnnnnnn", sticky_prob=0.1)
-    assert episode.terminals[-1]
-    reset_draws_from_log(episode.reset_log)  # asserts the single randint(2)
-    sticky_from_logs(episode.step_logs)  # asserts a single rand() per step, terminal steps included
+    assert episode.terminal[-1]
+    # asserts the single randint(2) at reset and a single rand() per step, terminal steps included
+    harness.check_draw_calls(BREAKOUT, episode, check_parity(episode))
     assert (ENV.num_reset_uniforms, ENV.num_step_uniforms, ENV.num_draws) == (1, 0, 1)
     params = ENV.default_params()
     _, state = ENV.reset(jax.random.key(0), params)

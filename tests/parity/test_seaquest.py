@@ -1,11 +1,11 @@
 """Seaquest parity with minatar 1.0.15, step by step.
 
-The reference is played with a scripted RandomState; its logged draws are fed into `Seaquest.transition`
-through one jitted `lax.scan` over fixed-length chunks (compiled once, long episodes are several chunks), and
-after every step the observation, reward, terminal flag, last executed action and the game's whole internal
-state are compared: the scalars and the five entity lists in the reference's order (the JAX slots are turned
-back into ordered lists). Draws the reference did not make are filled with random values, so every
-comparison also proves the game ignores them, and the log proves when the reference draws.
+The shared harness (`tests/parity/harness.py`) plays the reference with a scripted RandomState, replays its
+logged draws through `Seaquest.transition` and compares, after every step, the observation, reward, terminal
+flag, last executed action and the game's whole internal state: this file's adapter gives the scalars and the
+five entity lists in the reference's order (the JAX slots are turned back into ordered lists), and asserts
+that the port's fixed buffers never overflow. Draws the reference did not make are filled with random values,
+so every comparison also proves the game ignores them, and the log proves when the reference draws.
 
 Long episodes use a policy that reads the reference's state: it dives for divers, surfaces with six (the
 diver counter becomes -1), then bobs between the surface and row 1 so that every surfacing ramps the
@@ -15,13 +15,14 @@ difficulty, until enemies spawn every step with move interval 2, for thousands o
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import jax
 import jax.numpy as jnp
 import minatar
 import numpy as np
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from maxatar.core import Draws, EnvParams, EnvState
@@ -35,10 +36,11 @@ from maxatar.envs.seaquest import (
     Seaquest,
     SeaquestDraws,
 )
-from tests.parity.scripted_random import UNIFORM32, HypothesisSource, ScriptedRandom, SeededSource, attach
+from tests.parity import harness
+from tests.parity.harness import CHUNK, PROBS, SMALL_PROBS, from_list
+from tests.parity.scripted_random import UNIFORM32, ScriptedRandom, SeededSource, attach
 
 ENV = Seaquest()
-CHUNK = 256  # scan length of one compiled call; episodes are replayed chunk by chunk
 LONG = 3000  # steps of the long late-game episodes
 SCALARS = (
     "oxygen",
@@ -59,16 +61,6 @@ NOOP, LEFT, UP, RIGHT, DOWN, FIRE = range(6)
 
 
 # --- JAX side -----------------------------------------------------------------------------------------------
-
-
-@jax.jit
-def rollout(state0, actions, draws, params):
-    def body(state, inputs):
-        action, step_draws = inputs
-        obs, state, reward, terminated, _, _ = ENV.transition(state, action, step_draws, params)
-        return state, (obs, state, reward, terminated)
-
-    return jax.lax.scan(body, state0, (actions, draws))
 
 
 def make_params(p: float, ramping: bool) -> EnvParams:
@@ -125,78 +117,6 @@ def jax_lists(g, t: int) -> tuple:
 
 
 # --- reference side -----------------------------------------------------------------------------------------
-
-
-@dataclasses.dataclass
-class Episode:
-    p: float
-    ramping: bool
-    actions: list  # the agent's actions (before stickiness)
-    logs: list  # per step: the calls the reference made
-    scalars: np.ndarray  # (n + 1, len(SCALARS)), row 0 = the start state
-    lists: list  # (n + 1) tuples of the five lists
-    terminal: np.ndarray  # (n + 1,)
-    last_action: np.ndarray  # (n + 1,)
-    obs: np.ndarray  # (n + 1, 10, 10, 10)
-    rewards: np.ndarray  # (n,)
-
-    @property
-    def n(self) -> int:
-        return len(self.actions)
-
-    def scalar(self, name: str) -> np.ndarray:
-        return self.scalars[:, SCALARS.index(name)]
-
-
-def snapshot(ref):
-    game = ref.env
-    scalars = tuple(int(getattr(game, name)) for name in SCALARS)
-    lists = tuple(tuple(tuple(int(v) for v in item) for item in getattr(game, name)) for name in LISTS)
-    return scalars, lists, bool(game.terminal), int(ref.last_action), ref.state()
-
-
-def apply_start(game, start: dict) -> None:
-    """Put a crafted state into the reference game."""
-    for name in SCALARS:
-        value = start[name]
-        setattr(game, name, bool(value) if name in ("sub_or", "surface") else int(value))
-    for name in LISTS:
-        setattr(game, name, [[int(v) if i != 2 else bool(v) for i, v in enumerate(item)] for item in start[name]])
-
-
-def play(source, p, ramping, policy, n_steps, start=None, after_terminal=2) -> Episode:
-    """Play the reference for `n_steps` (or until `after_terminal` steps past termination)."""
-    ref = minatar.Environment("seaquest", sticky_action_prob=p, difficulty_ramping=ramping)
-    scripted = attach(ref, ScriptedRandom(source))
-    ref.reset()
-    if start is not None:
-        apply_start(ref.env, start)
-    assert scripted.take_log() == [], "Seaquest's reset draws nothing"
-    snaps, actions, logs, rewards = [snapshot(ref)], [], [], []
-    left = None
-    for t in range(n_steps):
-        action = policy(t, ref)
-        reward, terminal = ref.act(action)
-        actions.append(action)
-        logs.append(scripted.take_log())
-        rewards.append(reward)
-        snaps.append(snapshot(ref))
-        if terminal:
-            left = after_terminal if left is None else left - 1
-            if left <= 0:
-                break
-    return Episode(
-        p=p,
-        ramping=ramping,
-        actions=actions,
-        logs=logs,
-        scalars=np.array([s[0] for s in snaps]),
-        lists=[s[1] for s in snaps],
-        terminal=np.array([s[2] for s in snaps]),
-        last_action=np.array([s[3] for s in snaps]),
-        obs=np.array([s[4] for s in snaps]),
-        rewards=np.array(rewards, np.float32),
-    )
 
 
 def _planes(values, n_planes: int, offset: int) -> tuple:
@@ -277,102 +197,74 @@ ENEMY_CALLS = [("rand", ()), ("rand", ()), ("randint", (1, 9, None))]
 DIVER_CALLS = [("rand", ()), ("randint", (1, 9, None))]
 
 
-def bridge(logs, length: int, filler_seed: int) -> Draws:
-    """The reference's per-step calls as JAX draws; what it did not draw is filled at random."""
-    rng = np.random.default_rng(filler_seed)
-    sticky, e_lr, e_sub, d_lr = rng.random((4, length), np.float32)
-    e_row, d_row = rng.integers(1, 9, (2, length)).astype(np.int32)
-    for t, calls in enumerate(logs):
-        sticky[t] = calls[0].value
-        rest = calls[1:]
-        if [(c.method, c.args) for c in rest[:3]] == ENEMY_CALLS:
-            e_lr[t], e_sub[t], e_row[t] = rest[0].value, rest[1].value, rest[2].value
-            rest = rest[3:]
-        if rest:
-            d_lr[t], d_row[t] = rest[0].value, rest[1].value
-    game = SeaquestDraws(
-        e_lr=jnp.asarray(e_lr), e_sub=jnp.asarray(e_sub), e_row=jnp.asarray(e_row), d_lr=d_lr, d_row=d_row
-    )
-    return Draws(sticky=jnp.asarray(sticky), game=jax.tree.map(jnp.asarray, game))
+class SeaquestParity(harness.GameAdapter):
+    """The scalars and the five entity lists in the reference's order; the port's fixed buffers never overflow."""
 
+    env = ENV
 
-def check_draw_calls(episode: Episode, pre_states) -> None:
-    """The reference drew exactly what the JAX state says a step consumes: the sticky uniform always; the three
-    enemy variates iff the game is live and e_spawn_timer is 0; the two diver variates iff also d_spawn_timer
-    is 0 (always all of them, even when the enemy's row turns out to be blocked)."""
-    live = ~pre_states.terminated
-    enemy = live & (pre_states.game.e_spawn_timer == 0)
-    diver = live & (pre_states.game.d_spawn_timer == 0)
-    for t, calls in enumerate(episode.logs):
-        expected = [("rand", ())] + ENEMY_CALLS * bool(enemy[t]) + DIVER_CALLS * bool(diver[t])
-        got = [(c.method, c.args) for c in calls]
-        assert got == expected, f"step {t + 1}: reference drew {got}, the JAX state implies {expected}"
+    def port_start(self, start):
+        return state_from_start(start)
 
+    def snapshot(self, game) -> dict:
+        scalars = {name: int(getattr(game, name)) for name in SCALARS}
+        return scalars | {name: tuple(tuple(int(v) for v in item) for item in getattr(game, name)) for name in LISTS}
 
-def run_parity(episode: Episode, start=None, filler_seed=0):
-    """Replay `episode` in JAX and compare after every step; returns the JAX states (numpy, leading time)."""
-    n = episode.n
-    chunks = -(-n // CHUNK)
-    params = make_params(episode.p, episode.ramping)
-    state = state_from_start(start)
-    state0 = jax.device_get(state)
-    assert np.array_equal(np.asarray(ENV.observation(state)), episode.obs[0]), "start: observation differs"
-    assert jax_lists(jax.tree.map(lambda a: np.asarray(a)[None], state0.game), 0) == episode.lists[0], "start lists"
-    actions = np.zeros(chunks * CHUNK, np.int32)
-    actions[:n] = episode.actions
-    draws = bridge(episode.logs, chunks * CHUNK, filler_seed)
-    outs = []
-    for c in range(chunks):
-        part = slice(c * CHUNK, (c + 1) * CHUNK)
-        state, out = rollout(state, jnp.asarray(actions[part]), jax.tree.map(lambda a, s=part: a[s], draws), params)
-        outs.append(jax.device_get(out))
-    obs, states, rewards, terminated = jax.tree.map(lambda *a: np.concatenate(a)[:n], *outs)
+    def port_fields(self, state: EnvState) -> dict:
+        return {name: getattr(state.game, name) for name in SCALARS}
 
-    game = states.game
-    checks = {f: np.asarray(getattr(game, f)).astype(np.int64) != episode.scalars[1:, i] for i, f in enumerate(SCALARS)}
-    checks["observation"] = (obs != episode.obs[1:]).reshape(n, -1).any(-1)
-    checks["reward"] = rewards != episode.rewards
-    checks["terminal"] = terminated != episode.terminal[1:]
-    checks["last_action"] = states.last_action != episode.last_action[1:]
-    checks["overflow"] = game.overflow
-    checks["compaction"] = np.array(
-        [
-            not (_compacted(game.f_bullets[t], BULLET_RECORD, BULLET_BITS))
-            or not _compacted(game.divers[t], DIVER_RECORD, DIVER_BITS_PER_RECORD)
-            for t in range(n)
+    def port_records(self, states: EnvState) -> dict:
+        """The slots turned back into the reference's five ordered lists, row by row."""
+        rows = [jax_lists(states.game, t) for t in range(len(states.terminated))]
+        return {name: harness.stack_rows([row[i] for row in rows]) for i, name in enumerate(LISTS)}
+
+    def port_faults(self, states: EnvState) -> dict:
+        """The fixed buffers never overflow, and the packed two-record lists stay compacted (first record alive
+        whenever the second is)."""
+        game = states.game
+        compacted = [
+            _compacted(f, BULLET_RECORD, BULLET_BITS) and _compacted(d, DIVER_RECORD, DIVER_BITS_PER_RECORD)
+            for f, d in zip(game.f_bullets, game.divers, strict=True)
         ]
-    )
-    bad = np.zeros(n, bool)
-    for mismatch in checks.values():
-        bad |= mismatch
-    first = int(np.argmax(bad)) if bad.any() else n
-    for t in range(first):  # the lists, step by step, up to the first scalar mismatch
-        mine = jax_lists(game, t)
-        if mine != episode.lists[t + 1]:
-            first = t
-            checks["lists"] = np.zeros(n, bool)
-            checks["lists"][t] = True
-            for name, a, b in zip(LISTS, mine, episode.lists[t + 1], strict=True):
-                checks[name] = np.zeros(n, bool)
-                checks[name][t] = a != b
-            break
-    if first < n:
-        t = first
-        fields = [f for f, m in checks.items() if m[t]]
-        raise AssertionError(
-            f"step {t + 1} (of {n}): {', '.join(fields)} differ\n"
-            f"action {episode.actions[t]}, calls {episode.logs[t]}\n"
-            f"reference before: {dict(zip(SCALARS, episode.scalars[t].tolist(), strict=True))}\n"
-            f"  lists {dict(zip(LISTS, episode.lists[t], strict=True))}\n"
-            f"reference after: {dict(zip(SCALARS, episode.scalars[t + 1].tolist(), strict=True))}\n"
-            f"  lists {dict(zip(LISTS, episode.lists[t + 1], strict=True))}\n"
-            f"  terminal {episode.terminal[t + 1]} reward {episode.rewards[t]}\n"
-            f"jax after: {dict(zip(LISTS, jax_lists(game, t), strict=True))}\n"
-            f"  {jax.tree.map(lambda a: a[t], states)} reward {rewards[t]} terminal {terminated[t]}"
-        )
-    pre = jax.tree.map(lambda first, rest: np.concatenate([np.asarray(first)[None], rest[: n - 1]]), state0, states)
-    check_draw_calls(episode, pre)
-    return states
+        return {"overflow": np.asarray(game.overflow), "compaction": ~np.array(compacted)}
+
+    def apply_start(self, ref, start: dict) -> None:
+        """Put a crafted state into the reference game."""
+        game = ref.env
+        for name in SCALARS:
+            value = start[name]
+            setattr(game, name, bool(value) if name in ("sub_or", "surface") else int(value))
+        for name in LISTS:
+            setattr(game, name, [[int(v) if i != 2 else bool(v) for i, v in enumerate(item)] for item in start[name]])
+
+    def game_draws(self, logs, rng, length) -> SeaquestDraws:
+        """The spawn calls as draws; what the reference did not draw is filled at random."""
+        e_lr, e_sub, d_lr = rng.random((3, length), np.float32)
+        e_row, d_row = rng.integers(1, 9, (2, length)).astype(np.int32)
+        for t, calls in enumerate(logs):
+            rest = calls
+            if [(c.method, c.args) for c in rest[:3]] == ENEMY_CALLS:
+                e_lr[t], e_sub[t], e_row[t] = rest[0].value, rest[1].value, rest[2].value
+                rest = rest[3:]
+            if rest:
+                d_lr[t], d_row[t] = rest[0].value, rest[1].value
+        return SeaquestDraws(e_lr=e_lr, e_sub=e_sub, e_row=e_row, d_lr=d_lr, d_row=d_row)
+
+    def step_calls(self, pre: EnvState, episode) -> list:
+        """Besides the sticky uniform: the three enemy variates iff the game is live and e_spawn_timer is 0; the two
+        diver variates iff also d_spawn_timer is 0 (always all of them, even when the enemy's row turns out to be
+        blocked)."""
+        live = ~pre.terminated
+        enemy = live & (pre.game.e_spawn_timer == 0)
+        diver = live & (pre.game.d_spawn_timer == 0)
+        return [ENEMY_CALLS * bool(enemy[t]) + DIVER_CALLS * bool(diver[t]) for t in range(episode.n)]
+
+
+SEAQUEST = SeaquestParity()
+
+
+# play(source, p, ramping, policy, n_steps, start=None): until 2 steps past termination at the most
+play = functools.partial(harness.play, SEAQUEST, after_terminal=2)
+run_parity = functools.partial(harness.check_parity, SEAQUEST)
 
 
 # --- policies -----------------------------------------------------------------------------------------------
@@ -381,7 +273,7 @@ MOVES = {NOOP: (0, 0), LEFT: (-1, 0), UP: (0, -1), RIGHT: (1, 0), DOWN: (0, 1), 
 
 
 def scripted(actions):
-    return lambda t, ref: actions[t]
+    return from_list(actions)
 
 
 def _moved(x, y, a):
@@ -431,10 +323,9 @@ def late_game(rng: np.random.Generator, noise: float = 0.0, horizon: int = 5):
     that stay clear of enemies for `horizon` steps (also if the action is repeated by stickiness); it fires at
     enemies ahead in its row. With probability `noise` a random action instead."""
 
-    def policy(t, ref):
+    def policy(t, game):
         if rng.random() < noise:
             return int(rng.integers(6))
-        game = ref.env
         fatal = danger_map(game, horizon)
         fatal[:, 9, :] = True
         safe = [~fatal[-1]]
@@ -484,23 +375,25 @@ def late_game(rng: np.random.Generator, noise: float = 0.0, horizon: int = 5):
 
 def _fastest(ep):
     """Spawns every step with move interval 2 (ramp_index 19), and many steps played there."""
-    late = (ep.scalar("e_spawn_speed") == 1) & (ep.scalar("move_speed") == 2)
-    return late.sum() >= 1000 and ep.scalar("ramp_index").max() == 19
+    late = (ep.fields["e_spawn_speed"] == 1) & (ep.fields["move_speed"] == 2)
+    return late.sum() >= 1000 and ep.fields["ramp_index"].max() == 19
 
 
 def _rescued(ep):
     """A surfacing with six divers: reward oxygen * 10 // 200, counter 6 -> -1."""
-    count = ep.scalar("diver_count")
+    count = ep.fields["diver_count"]
     return any(count[t] == 6 and count[t + 1] == -1 and ep.rewards[t] >= 1 for t in range(ep.n))
 
 
 EXPECT = {
     "fastest": _fastest,
     "rescue": _rescued,
-    "negative_divers": lambda ep: ep.scalar("diver_count").min() <= -20,
-    "crowded": lambda ep: max(len(lists[2]) + len(lists[3]) for lists in ep.lists) >= 18,
+    "negative_divers": lambda ep: ep.fields["diver_count"].min() <= -20,
+    "crowded": lambda ep: (
+        max(len(a) + len(b) for a, b in zip(ep.fields["e_fish"], ep.fields["e_subs"], strict=True)) >= 18
+    ),
     "kills": lambda ep: (ep.rewards == 1).sum() >= 3,
-    "no_ramp": lambda ep: (ep.scalar("e_spawn_speed") == 20).all() and (ep.scalar("move_speed") == 5).all(),
+    "no_ramp": lambda ep: (ep.fields["e_spawn_speed"] == 20).all() and (ep.fields["move_speed"] == 5).all(),
     "long": lambda ep: ep.n >= 1500,
     "sticky": lambda ep: any(ep.last_action[t + 1] != ep.actions[t] for t in range(ep.n)),
     "terminal": lambda ep: ep.terminal[-1],
@@ -578,13 +471,19 @@ def start_states(draw):
         d_spawn_low = leaves_at
         if leaves_at > 30:  # no reachable state has this older diver next to a second one
             divers, d_spawn_low = divers[1:], 0
+    shot_timer = draw(st.integers(len(friendly) // 2, 5))  # two live shots: the gun fired < 5 steps ago
+    if len(friendly) == 2:
+        # The older shot (first) was fired at least 5 steps before the younger, so it leaves the board before
+        # the gun is ready again (after `shot_timer` moves): a third live shot is unreachable.
+        x, _, rightward = friendly[0]
+        assume(10 - x <= shot_timer if rightward else x + 1 <= shot_timer)
     sub_or = draw(st.booleans())
     sub_x = draw(st.integers(1, 9) if sub_or else st.integers(0, 8))
     return start(
         sub=(sub_x, draw(st.integers(0, 8)), sub_or),
         oxygen=draw(st.sampled_from([200, 1, 0]) | st.integers(0, 200)),
         divers_on_board=draw(st.integers(-3, 6)),
-        shot_timer=draw(st.integers(len(friendly) // 2, 5)),  # two live shots: the gun fired < 5 steps ago
+        shot_timer=shot_timer,
         spawn=(spawn_speed, draw(st.integers(0, spawn_speed))),
         d_spawn_timer=draw(st.integers(d_spawn_low, 30)),
         move_speed=move_speed,
@@ -599,10 +498,7 @@ def start_states(draw):
 
 # --- strategies ---------------------------------------------------------------------------------------------
 
-PROBS = st.sampled_from([0.0, 1.0, 0.1]) | st.floats(0.0, 1.0, width=32)
-SMALL_PROBS = st.sampled_from([0.0, 0.1]) | st.floats(0.0, 0.125, width=32)
-UNIFORMS = UNIFORM32  # what jax.random.uniform can draw: never subnormal
-FORCED = st.dictionaries(st.integers(0, 60), UNIFORMS, max_size=8)
+FORCED = st.dictionaries(st.integers(0, 60), UNIFORM32, max_size=8)
 # random actions that dive for a while before coming up, so episodes last past the first spawns
 ACTIONS = st.lists(st.sampled_from([NOOP, LEFT, UP, RIGHT, DOWN, FIRE, DOWN, FIRE, LEFT, RIGHT]), max_size=150)
 
@@ -614,11 +510,7 @@ ACTIONS = st.lists(st.sampled_from([NOOP, LEFT, UP, RIGHT, DOWN, FIRE, DOWN, FIR
 @given(data=st.data())
 def test_episodes_from_reset_match_reference(data):
     """Short episodes from reset: hypothesis chooses every action, every draw, p and ramping."""
-    p = data.draw(PROBS, label="sticky_action_prob")
-    ramping = data.draw(st.booleans(), label="ramping")
-    actions = data.draw(ACTIONS.filter(bool), label="actions")
-    episode = play(HypothesisSource(data), p, ramping, scripted(actions), len(actions))
-    run_parity(episode, filler_seed=len(actions))
+    run_parity(harness.play_drawn(SEAQUEST, data, PROBS, ACTIONS.filter(bool), after_terminal=2))
 
 
 @settings(max_examples=1)
@@ -683,14 +575,7 @@ LINED_UP_FORCED = {6: 0.75, 7: 0.9, 8: 0.3125}
 
 
 @settings(max_examples=40)
-@given(
-    start=start_states(),
-    seed=st.integers(0, 2**32 - 1),
-    forced=FORCED,
-    p=PROBS,
-    ramping=st.booleans(),
-    actions=st.lists(st.integers(0, 5), min_size=1, max_size=40),
-)
+@given(**harness.crafted_inputs(start_states(), FORCED, st.lists(st.integers(0, 5), min_size=1, max_size=40)))
 # oxygen 1 underwater: the next step leaves 0 (not terminal), the one after terminates (1.0.11+ rule)
 @example(start=OXYGEN_OUT, seed=0, forced={}, p=0.0, ramping=True, actions=[NOOP] * 3)
 # six divers: bonus 119 * 10 // 200 = 5, counter 6 -> -1; later surfacings -2, -3 without the no-diver death;
@@ -718,7 +603,7 @@ LINED_UP_FORCED = {6: 0.75, 7: 0.9, 8: 0.3125}
 def test_crafted_states_match_reference(start, seed, forced, p, ramping, actions):
     """Short episodes from crafted states: any difficulty, crowded boards, and each quirk without the wait."""
     episode = play(SeededSource(seed, forced), p, ramping, scripted(actions), len(actions), start=start)
-    run_parity(episode, start=start, filler_seed=seed)
+    run_parity(episode, filler_seed=seed)
 
 
 def play_named(begin, actions, seed=0, forced=None, ramping=True):
@@ -728,50 +613,54 @@ def play_named(begin, actions, seed=0, forced=None, ramping=True):
 def test_named_crafted_examples_exercise_their_quirk():
     """The crafted @examples above really hit what their comments claim (checked on the reference)."""
     ep = play_named(OXYGEN_OUT, [NOOP] * 3)
-    assert list(ep.scalar("oxygen")[:3]) == [1, 0, -1] and list(ep.terminal[:3]) == [False, False, True]
+    assert list(ep.fields["oxygen"][:3]) == [1, 0, -1] and list(ep.terminal[:3]) == [False, False, True]
     assert not ep.obs[1, 9, :, 7].any()
 
     ep = play_named(FULL_RESCUE, [UP, DOWN, UP, DOWN, UP, NOOP])
     assert ep.rewards[0] == 119 * 10 // 200 == 5 and not ep.terminal.any()
-    assert list(ep.scalar("diver_count")) == [6, -1, -1, -2, -2, -3, -3]
-    assert list(ep.scalar("ramp_index")[[1, 3, 5]]) == [1, 2, 3]
-    assert list(ep.scalar("move_speed")[[1, 3, 5]]) == [5, 4, 4] and list(ep.scalar("e_spawn_speed")[[1, 3]]) == [
+    assert list(ep.fields["diver_count"]) == [6, -1, -1, -2, -2, -3, -3]
+    assert list(ep.fields["ramp_index"][[1, 3, 5]]) == [1, 2, 3]
+    assert list(ep.fields["move_speed"][[1, 3, 5]]) == [5, 4, 4] and list(ep.fields["e_spawn_speed"][[1, 3]]) == [
         19,
         18,
     ]
     assert not ep.obs[1:, 9, :, 8].any(), "the diver gauge shows nothing below zero"
 
     ep = play_named(RESCUE_AT_ZERO_OXYGEN, [UP, NOOP])
-    assert ep.terminal[1] and ep.scalar("oxygen")[1] == 200 and ep.scalar("diver_count")[1] == -1
+    assert ep.terminal[1] and ep.fields["oxygen"][1] == 200 and ep.fields["diver_count"][1] == -1
     assert ep.rewards[0] == 0
     ep = play_named(SURFACE_EMPTY, [UP, NOOP])
-    assert ep.terminal[1] and ep.scalar("diver_count")[1] == 0
+    assert ep.terminal[1] and ep.fields["diver_count"][1] == 0
 
     ep = play_named(RAMP_LAST, [UP, DOWN, UP])
-    assert list(ep.scalar("ramp_index")) == [18, 19, 19, 19] and ep.scalar("e_spawn_speed")[-1] == 1
+    assert list(ep.fields["ramp_index"]) == [18, 19, 19, 19] and ep.fields["e_spawn_speed"][-1] == 1
     ep = play_named(RAMP_ODD, [UP])
-    assert ep.scalar("move_speed")[1] == 2 and ep.scalar("e_spawn_speed")[1] == 14
+    assert ep.fields["move_speed"][1] == 2 and ep.fields["e_spawn_speed"][1] == 14
     ep = play_named(RAMP_ODD, [UP], ramping=False)
-    assert ep.scalar("move_speed")[1] == 3 and ep.scalar("ramp_index")[1] == 5
+    assert ep.fields["move_speed"][1] == 3 and ep.fields["ramp_index"][1] == 5
 
     ep = play_named(DEAD_SUBS_FIRE, [NOOP, NOOP])
-    f_bullets, e_bullets, _, e_subs, _ = ep.lists[1]
+    f_bullets, e_bullets, e_subs = (ep.fields[name][1] for name in ("f_bullets", "e_bullets", "e_subs"))
     assert ep.rewards[0] == 1 and f_bullets == () and e_subs == ((2, 2, 1, 2, 10),)
     assert e_bullets == ((3, 2, 1), (6, 3, 1)), "the shot sub fired at its cell; both bullets moved at once"
     assert ep.obs[1, 3, 6, 4] and not ep.obs[1, 3, 5, 6]
 
     ep = play_named(NEWEST_TAKES_BULLET, [NOOP, NOOP])
-    assert ep.rewards[0] == 1 and ep.lists[1][2] == ((4, 4, 1, 5), (3, 4, 1, 5)) and ep.lists[1][0] == ()
+    assert (
+        ep.rewards[0] == 1
+        and ep.fields["e_fish"][1] == ((4, 4, 1, 5), (3, 4, 1, 5))
+        and ep.fields["f_bullets"][1] == ()
+    )
 
     ep = play_named(OLDEST_FISH_FIRST, [NOOP, NOOP])
-    assert ep.rewards[0] == 2 and ep.lists[1][2] == ((5, 2, 1, 1),)
-    assert ep.lists[1][3] == ((5, 2, 1, 2, 4), (6, 6, 0, 1, 5))
+    assert ep.rewards[0] == 2 and ep.fields["e_fish"][1] == ((5, 2, 1, 1),)
+    assert ep.fields["e_subs"][1] == ((5, 2, 1, 2, 4), (6, 6, 0, 1, 5))
 
     ep = play_named(DIVERS_NEWEST_FIRST, [NOOP, NOOP])
-    assert ep.scalar("diver_count")[1] == 6 and ep.lists[1][4] == ((4, 5, 1, 2),)
+    assert ep.fields["diver_count"][1] == 6 and ep.fields["divers"][1] == ((4, 5, 1, 2),)
 
     ep = play_named(IDENTICAL_ENEMY_BULLETS, [NOOP, NOOP])
-    assert ep.lists[1][1] == () and ep.lists[1][3] == ((9, 5, 1, 0, 10),)
+    assert ep.fields["e_bullets"][1] == () and ep.fields["e_subs"][1] == ((9, 5, 1, 0, 10),)
 
 
 class RecordingList(list):
@@ -794,7 +683,7 @@ def test_lined_up_friendly_bullets_are_removed_by_value():
     ref = minatar.Environment("seaquest", sticky_action_prob=0.0)
     attach(ref, ScriptedRandom(SeededSource(11, LINED_UP_FORCED)))
     ref.reset()
-    apply_start(ref.env, LINED_UP)
+    SEAQUEST.apply_start(ref, LINED_UP)
     removals = []
     for t, action in enumerate(LINED_UP_ACTIONS[:6]):
         if t == 5:
@@ -808,8 +697,8 @@ def test_lined_up_friendly_bullets_are_removed_by_value():
 def test_divers_picked_newest_first_when_only_one_fits():
     """With room for one diver, of two on the sub's cell the newer is taken; JAX agrees (run_parity)."""
     ep = play_named(DIVERS_NEWEST_FIRST, [NOOP])
-    assert ep.lists[0][4] == ((4, 5, 1, 3), (4, 5, 0, 2)) and ep.lists[1][4] == ((4, 5, 1, 2),)
-    run_parity(ep, start=DIVERS_NEWEST_FIRST)
+    assert ep.fields["divers"][0] == ((4, 5, 1, 3), (4, 5, 0, 2)) and ep.fields["divers"][1] == ((4, 5, 1, 2),)
+    run_parity(ep)
 
 
 # --- the fixed buffers never overflow -----------------------------------------------------------------------
@@ -819,7 +708,7 @@ STRESS_CHUNKS = 40
 
 def stress(begin: dict, bob: bool, seed: int) -> dict:
     """JAX alone, STRESS_CHUNKS x CHUNK steps from `begin` (restarted there after a terminated chunk) with
-    seeded draws, through the compiled `rollout`: bobbing between rows 0 and 1 (DOWN, UP, ...; a quarter of
+    seeded draws, through the harness's compiled chunk scan: bobbing between rows 0 and 1 (DOWN, UP, ...; a quarter of
     the actions random) or, with `bob` off, resting on the surface, where nothing can hit the sub and every
     enemy lives its whole crossing. Returns the largest counts seen and whether overflow was ever set."""
     rng = np.random.default_rng(seed)
@@ -841,7 +730,7 @@ def stress(begin: dict, bob: bool, seed: int) -> dict:
                 d_row=jnp.asarray(rng.integers(1, 9, CHUNK), jnp.int32),
             ),
         )
-        state, (_, states, _, terminated) = rollout(state, jnp.asarray(actions), draws, params)
+        state, (_, states, _, _, _) = harness.run_chunk(SEAQUEST, state, actions, draws, params)
         g = jax.device_get(states.game)
         count = np.vectorize(lambda w: bin(int(w)).count("1"))
         seen["overflow"] |= bool(g.overflow.any())
@@ -850,7 +739,7 @@ def stress(begin: dict, bob: bool, seed: int) -> dict:
         seen["divers"] = max(seen["divers"], int(((g.divers & 1) + ((g.divers >> DIVER_BITS_PER_RECORD) & 1)).max()))
         seen["friendly"] = max(seen["friendly"], int(((g.f_bullets & 1) + ((g.f_bullets >> BULLET_BITS) & 1)).max()))
         seen["ramp"] = max(seen["ramp"], int(g.ramp_index.max()))
-        if bool(terminated[-1]):
+        if bool(states.terminated[-1]):
             state = state_from_start(begin)
     return seen
 
@@ -886,7 +775,7 @@ def test_ring_slot_is_free_again_when_its_turn_comes():
     ref = minatar.Environment("seaquest", sticky_action_prob=0.0)
     attach(ref, ScriptedRandom(SeededSource(0, {1: 0.1, 2: 0.1, 3: 0.0})))  # step 0: right-moving sub, row 1
     ref.reset()
-    apply_start(ref.env, begin)
+    SEAQUEST.apply_start(ref, begin)
     ref.act(NOOP)
     sub = ref.env.e_subs[0]
     alive, fired = [], []
@@ -928,13 +817,8 @@ def test_sample_draws_distribution():
 
 
 def test_thresholds_match_float64_reference():
-    """`u < 0.5` and `u < 1/3` on a float32 u give the float64 answers for every float32 (the comparison is
-    monotone, so checking the float32 neighbours of each threshold suffices)."""
-    for c, c32 in ((0.5, np.float32(0.5)), (1 / 3, SUB_THRESHOLD)):
-        below = np.nextafter(c32, np.float32(0))
-        above = np.nextafter(c32, np.float32(1))
-        for u in (below, c32, above):
-            assert (float(u) < c) == bool(u < c32)
+    """`u < 0.5` and `u < 1/3` on a float32 u give the float64 answers for every float32."""
+    harness.assert_thresholds_exact(((0.5, np.float32(0.5)), (1 / 3, SUB_THRESHOLD)))
     # and the integer map agrees with SeededSource's forced integers (low + int(u * (high - low)))
     for u in (0.0, 0.124999, 0.125, 0.3125, 0.99999994):
         assert int(jax.jit(lambda v: ENV.step_draws(jnp.full(5, v, jnp.float32), None, None).e_row)(u)) == 1 + int(

@@ -1,8 +1,9 @@
 """Step-by-step parity of `maxatar.envs.space_invaders` with minatar 1.0.15's SpaceInvaders.
 
-The reference is played with a scripted RandomState (it only ever draws the sticky-action uniform: the game
-itself is deterministic); the logged draws are fed to one jitted `lax.scan` of `transition`, and after every
-step the observation, reward, terminal flag, executed action and the game's internal state are compared.
+The shared harness (`tests/parity/harness.py`) plays the reference with a scripted RandomState (it only ever
+draws the sticky-action uniform: the game itself is deterministic), replays the logged draws through
+`transition` and compares, after every step, the observation, reward, terminal flag, executed action and the
+game's internal state (the port's row masks unpacked into the reference's boolean maps).
 Episodes come from three drivers: hypothesis-chosen action lists, compact segment recipes that cycle up to
 thousands of steps, and a scripted policy (dodges bullets, fires when a shot would hit) that clears wave after
 wave, so the difficulty ramp is exercised to its end. Named deterministic episodes pin the game's quirks.
@@ -23,14 +24,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from minatar.environments.space_invaders import Env as ReferenceGame
 
-from maxatar.core import Draws, EnvParams, check_params
+from maxatar.core import Draws
 from maxatar.envs.space_invaders import SpaceInvaders, unpack_rows
-from tests.parity.scripted_random import UNIFORM32, HypothesisSource, ScriptedRandom, SeededSource, attach
+from tests.parity import harness
+from tests.parity.harness import from_list
+from tests.parity.scripted_random import UNIFORM32, HypothesisSource, SeededSource
 
 ENV = SpaceInvaders()
 CAP = 3000  # steps played before giving up on termination
 AFTER = 3  # steps played after termination (the reference and core both freeze, the sticky draw continues)
-PAD = CAP + AFTER  # fixed scan length: one compilation for every episode
 FIELDS = (
     "pos",
     "alien_map",
@@ -46,79 +48,7 @@ FIELDS = (
 STICKY = st.one_of(st.sampled_from([0.0, 0.1, 1.0]), UNIFORM32)
 
 # --------------------------------------------------------------------------------------------------------------
-# The reference side
-
-
-@dataclasses.dataclass
-class Trace:
-    """One reference episode: per-step arrays (index t = after step t+1) plus the reset's view."""
-
-    p: float
-    ramping: bool
-    actions: np.ndarray  # chosen (full-set) actions
-    sticky: np.ndarray  # the sticky uniform consumed at each step (float32 values)
-    executed: np.ndarray  # Environment.last_action after each step
-    reward: np.ndarray
-    terminal: np.ndarray
-    obs: np.ndarray  # (T, 10, 10, 6)
-    state: dict[str, np.ndarray]  # FIELDS -> (T, ...)
-    reset_obs: np.ndarray
-    reset_state: dict[str, np.ndarray]
-
-
-def _snapshot(game) -> dict:
-    return {f: np.array(getattr(game, f)) for f in FIELDS}
-
-
-def _stack(snapshots: list[dict]) -> dict[str, np.ndarray]:
-    """Per-field arrays; the reference's float 0/1 maps become booleans (checked to hold nothing else)."""
-    out = {f: np.stack([s[f] for s in snapshots]) for f in FIELDS}
-    for f in ("alien_map", "f_bullet_map", "e_bullet_map"):
-        assert ((out[f] == 0) | (out[f] == 1)).all(), f"reference {f} holds values other than 0/1"
-        out[f] = out[f].astype(bool)
-    return out
-
-
-def play_reference(choose: Callable[[int, object], int | None], source, p: float, ramping: bool) -> Trace:
-    """Play until terminal (then AFTER more steps), until `choose` returns None, or CAP steps."""
-    env = minatar.Environment("space_invaders", sticky_action_prob=p, difficulty_ramping=ramping)
-    scripted = attach(env, ScriptedRandom(source))
-    env.reset()
-    assert scripted.take_log() == [], "space_invaders' reset draws nothing"
-    reset_obs, reset_state = env.state(), {f: v[0] for f, v in _stack([_snapshot(env.env)]).items()}
-    rows: list[tuple] = []
-    after = 0
-    for t in range(CAP + AFTER):
-        action = choose(t, env.env) if not env.env.terminal else 0
-        if action is None or (t >= CAP and not env.env.terminal):
-            break
-        reward, terminal = env.act(action)
-        log = scripted.take_log()
-        # The bridge: each step consumes exactly one float uniform, the sticky draw; the game draws nothing.
-        assert [(c.method, c.args) for c in log] == [("rand", ())], f"step {t}: unexpected draws {log}"
-        rows.append((action, log[0].value, env.last_action, reward, terminal, env.state(), _snapshot(env.env)))
-        if terminal:
-            after += 1
-            if after > AFTER:
-                break
-    actions, sticky, executed, reward, terminal, obs, states = zip(*rows, strict=True)
-    return Trace(
-        p=p,
-        ramping=ramping,
-        actions=np.array(actions, np.int32),
-        sticky=np.array(sticky, np.float32),
-        executed=np.array(executed),
-        reward=np.array(reward, np.float64),
-        terminal=np.array(terminal),
-        obs=np.stack(obs),
-        state=_stack(states),
-        reset_obs=reset_obs,
-        reset_state=reset_state,
-    )
-
-
-# --------------------------------------------------------------------------------------------------------------
-# The JAX side: one jitted scan of `transition` over a padded episode
+# The adapter (the game draws nothing: each step the reference draws only the sticky uniform, its reset nothing)
 
 
 def reference_view(game) -> dict[str, jax.Array]:
@@ -130,74 +60,43 @@ def reference_view(game) -> dict[str, jax.Array]:
     return view
 
 
-@jax.jit
-def _run(actions, sticky, params):
-    obs0, state0 = ENV.reset(jax.random.key(0), params)
+class SpaceInvadersParity(harness.GameAdapter):
+    """The reference's fields, with the port's row masks unpacked into its boolean maps."""
 
-    def body(state, xs):
-        action, u = xs
-        obs, state, reward, terminated, _, _ = ENV.transition(state, action, Draws(sticky=u, game=()), params)
-        return state, (obs, reward, terminated, state.last_action, state.game)
+    env = ENV
 
-    _, (obs, reward, terminated, executed, game) = jax.lax.scan(body, state0, (actions, sticky))
-    return obs0, reference_view(state0.game), (obs, reward, terminated, executed, reference_view(game))
+    def port_fields(self, state):
+        return reference_view(state.game)
 
-
-def run_jax(trace: Trace):
-    n = len(trace.actions)
-    assert n <= PAD
-    actions = np.zeros(PAD, np.int32)
-    actions[:n] = trace.actions
-    sticky = np.full(PAD, 0.5, np.float32)
-    sticky[:n] = trace.sticky
-    # check_params stores the float64 probability as its float32 ceiling, which decides float32 draws exactly.
-    p = check_params(EnvParams(sticky_action_prob=trace.p)).sticky_action_prob
-    params = EnvParams(jnp.float32(p), jnp.bool_(trace.ramping), jnp.int32(0))
-    return jax.device_get(_run(jnp.asarray(actions), jnp.asarray(sticky), params))
+    def snapshot(self, game) -> dict:
+        """The reference's fields; its float 0/1 maps become booleans (checked to hold nothing else)."""
+        values = {f: np.array(getattr(game, f)) for f in FIELDS}
+        for f in ("alien_map", "f_bullet_map", "e_bullet_map"):
+            assert ((values[f] == 0) | (values[f] == 1)).all(), f"reference {f} holds values other than 0/1"
+            values[f] = values[f].astype(bool)
+        return values
 
 
-def assert_parity(trace: Trace) -> None:
-    obs0, game0, (obs, reward, terminated, executed, game) = run_jax(trace)
-    np.testing.assert_array_equal(obs0, trace.reset_obs, err_msg="observation after reset")
-    for f in FIELDS:
-        np.testing.assert_array_equal(game0[f], trace.reset_state[f], err_msg=f"state.{f} after reset")
-    n = len(trace.actions)
-    ours = {
-        "observation": obs[:n],
-        "reward": reward[:n],
-        "terminal": terminated[:n],
-        "executed action": executed[:n],
-        **{f"state.{f}": game[f][:n] for f in FIELDS},
-    }
-    theirs = {
-        "observation": trace.obs,
-        "reward": trace.reward,
-        "terminal": trace.terminal,
-        "executed action": trace.executed,
-        **{f"state.{f}": trace.state[f] for f in FIELDS},
-    }
-    first_bad = []
-    for name, mine in ours.items():
-        ref = np.asarray(theirs[name])
-        assert mine.shape == ref.shape, f"{name}: shape {mine.shape} vs reference {ref.shape}"
-        differs = (mine != ref).reshape(n, -1).any(axis=1)
-        if differs.any():
-            first_bad.append((int(np.argmax(differs)), name))
-    if first_bad:
-        t, name = min(first_bad)
-        fields = ", ".join(nm for s, nm in sorted(first_bad) if s == t)
-        raise AssertionError(
-            f"step {t} (1-based {t + 1}, chosen action {trace.actions[t]}, executed {trace.executed[t]}): "
-            f"{fields} differ(s); first: {name}\nours:\n{ours[name][t]}\nreference:\n{theirs[name][t]}"
-        )
+SPACE_INVADERS = SpaceInvadersParity()
+
+
+def play_reference(choose: Callable[[int, object], int | None], source, p: float, ramping: bool) -> harness.Episode:
+    """Play until terminal (then AFTER more steps, with noops), until `choose` returns None, or CAP steps."""
+
+    def policy(t, game):
+        if game.terminal:
+            return 0
+        return None if t >= CAP else choose(t, game)
+
+    return harness.play(SPACE_INVADERS, source, p, ramping, policy, CAP + AFTER, after_terminal=AFTER)
+
+
+def assert_parity(episode: harness.Episode) -> None:
+    harness.check_parity(SPACE_INVADERS, episode)
 
 
 # --------------------------------------------------------------------------------------------------------------
 # Action drivers
-
-
-def from_list(actions) -> Callable:
-    return lambda t, game: int(actions[t]) if t < len(actions) else None
 
 
 def from_segments(segments) -> Callable:
@@ -315,45 +214,51 @@ def test_policy_episodes(seed, eps, p, ramping):
 # Named deterministic episodes, each checked for parity and for actually exercising its quirk
 
 
-def _count(trace, t):
-    return int(trace.state["alien_map"][t].sum()) if t >= 0 else int(trace.reset_state["alien_map"].sum())
+# In the predicates below, for step t: `f[name][t]` is the state before it, `f[name][t + 1]` after it.
 
 
-def _before(trace, field, t):
-    return trace.state[field][t - 1] if t > 0 else trace.reset_state[field]
+def _count(episode, row):
+    return int(episode.fields["alien_map"][row].sum())
 
 
-def enemy_bullet_dodged_by_moving(trace) -> bool:
+def _fresh_wave() -> np.ndarray:
+    fresh = np.zeros((10, 10), bool)
+    fresh[0:4, 2:8] = True
+    return fresh
+
+
+def enemy_bullet_dodged_by_moving(episode) -> bool:
     """An enemy bullet reached row 9 at the cannon's old column, the cannon moved away and survived."""
+    f = episode.fields
     return any(
-        trace.state["e_bullet_map"][t][9, _before(trace, "pos", t)]
-        and trace.state["pos"][t] != _before(trace, "pos", t)
-        and not trace.terminal[t]
-        for t in range(len(trace.actions))
+        f["e_bullet_map"][t + 1][9, f["pos"][t]] and f["pos"][t + 1] != f["pos"][t] and not episode.terminal[t + 1]
+        for t in range(episode.n)
     )
 
 
-def enemy_bullet_walked_into(trace) -> bool:
+def enemy_bullet_walked_into(episode) -> bool:
     """The cannon moved into a column whose enemy bullet reached row 9 this step, and died."""
+    f = episode.fields
     return any(
-        trace.terminal[t]
-        and trace.state["pos"][t] != _before(trace, "pos", t)
-        and trace.state["e_bullet_map"][t][9, trace.state["pos"][t]]
-        and not _before(trace, "e_bullet_map", t)[8, _before(trace, "pos", t)]
-        for t in range(len(trace.actions))
+        episode.terminal[t + 1]
+        and f["pos"][t + 1] != f["pos"][t]
+        and f["e_bullet_map"][t + 1][9, f["pos"][t + 1]]
+        and not f["e_bullet_map"][t][8, f["pos"][t]]
+        for t in range(episode.n)
     )
 
 
-def shot_tie_went_left(trace) -> bool:
+def shot_tie_went_left(episode) -> bool:
     """An alien shot while occupied columns sat at equal distance on both sides of the cannon: the left one fired.
     Only kill-free steps count, so the map after the step is the map the shot was chosen from."""
-    for t in range(len(trace.actions)):
-        if _before(trace, "alien_shot_timer", t) != 0 or trace.reward[t] or trace.terminal[t]:
+    f = episode.fields
+    for t in range(episode.n):
+        if f["alien_shot_timer"][t] != 0 or episode.rewards[t] or episode.terminal[t + 1]:
             continue
-        pos = int(trace.state["pos"][t])
-        new = trace.state["e_bullet_map"][t] & ~np.roll(_before(trace, "e_bullet_map", t), 1, axis=0)
+        pos = int(f["pos"][t + 1])
+        new = f["e_bullet_map"][t + 1] & ~np.roll(f["e_bullet_map"][t], 1, axis=0)
         cols = np.flatnonzero(new.any(axis=0))
-        occupied = trace.state["alien_map"][t].any(axis=0)
+        occupied = f["alien_map"][t + 1].any(axis=0)
         if len(cols) == 1 and cols[0] < pos and 2 * pos - cols[0] <= 9:
             left, right = int(cols[0]), 2 * pos - int(cols[0])
             if occupied[right] and not occupied[left + 1 : right].any():
@@ -361,81 +266,81 @@ def shot_tie_went_left(trace) -> bool:
     return False
 
 
-def move_timer_from_alien_count(trace) -> bool:
+def move_timer_from_alien_count(episode) -> bool:
     """The move timer was reloaded with the number of aliens (< interval)."""
-    for t in range(len(trace.actions)):
-        if _before(trace, "alien_move_timer", t) == 0 and not trace.terminal[t]:
-            count = _count(trace, t - 1)
-            if count < trace.state["enemy_move_interval"][t] and trace.state["alien_move_timer"][t] == count - 1:
+    f = episode.fields
+    for t in range(episode.n):
+        if f["alien_move_timer"][t] == 0 and not episode.terminal[t + 1]:
+            count = _count(episode, t)
+            if count < f["enemy_move_interval"][t + 1] and f["alien_move_timer"][t + 1] == count - 1:
                 return True
     return False
 
 
-def wave_respawn_keeps_timer(trace) -> bool:
+def wave_respawn_keeps_timer(episode) -> bool:
     """A new 24-alien wave spawned and the move timer carried on instead of restarting."""
-    for t in range(1, len(trace.actions)):
-        if _count(trace, t - 1) < 24 and _count(trace, t) == 24 and not trace.terminal[t]:
-            fresh = np.zeros((10, 10), bool)
-            fresh[0:4, 2:8] = True
-            if (trace.state["alien_map"][t] > 0).tolist() == fresh.tolist():
-                if trace.state["alien_move_timer"][t] < trace.state["enemy_move_interval"][t] - 1:
+    f = episode.fields
+    for t in range(1, episode.n):
+        if _count(episode, t) < 24 and _count(episode, t + 1) == 24 and not episode.terminal[t + 1]:
+            if (f["alien_map"][t + 1] > 0).tolist() == _fresh_wave().tolist():
+                if f["alien_move_timer"][t + 1] < f["enemy_move_interval"][t + 1] - 1:
                     return True
     return False
 
 
-def bullet_swapped_with_alien(trace) -> bool:
+def bullet_swapped_with_alien(episode) -> bool:
     """A descending alien and a rising bullet swapped cells and both survived."""
-    for t in range(1, len(trace.actions)):
-        fb, ab = _before(trace, "f_bullet_map", t) > 0, _before(trace, "alien_map", t) > 0
-        fa, aa = trace.state["f_bullet_map"][t] > 0, trace.state["alien_map"][t] > 0
+    f = episode.fields
+    for t in range(1, episode.n):
+        fb, ab = f["f_bullet_map"][t] > 0, f["alien_map"][t] > 0
+        fa, aa = f["f_bullet_map"][t + 1] > 0, f["alien_map"][t + 1] > 0
         swapped = fb[1:] & ab[:-1] & fa[:-1] & aa[1:]
         if swapped.any():
             return True
     return False
 
 
-def never_moved(trace) -> bool:
+def never_moved(episode) -> bool:
     """With sticky probability 1 the first executed action (noop, the initial last action) repeats forever."""
-    return (trace.executed == 0).all() and (trace.state["pos"] == 5).all() and trace.terminal[-1]
+    return (episode.last_action[1:] == 0).all() and (episode.fields["pos"][1:] == 5).all() and episode.terminal[-1]
 
 
-def terminal_step_rewarded(trace) -> bool:
-    return any(trace.terminal[t] and trace.reward[t] > 0 for t in range(len(trace.actions)))
+def terminal_step_rewarded(episode) -> bool:
+    return any(episode.terminal[t + 1] and episode.rewards[t] > 0 for t in range(episode.n))
 
 
-def aliens_landed(trace) -> bool:
+def aliens_landed(episode) -> bool:
     """Terminal because an alien on row 9 hit the wall and the wave stepped down (wrapping to row 0)."""
-    for t in range(len(trace.actions)):
-        before = _before(trace, "alien_map", t) > 0
-        after = trace.state["alien_map"][t] > 0
-        if trace.terminal[t] and before[9].any() and after[0].any() and not before[0].any():
+    f = episode.fields
+    for t in range(episode.n):
+        before = f["alien_map"][t] > 0
+        after = f["alien_map"][t + 1] > 0
+        if episode.terminal[t + 1] and before[9].any() and after[0].any() and not before[0].any():
             return True
     return False
 
 
 def ramped_to(level):
-    def reached(trace) -> bool:
-        return trace.state["ramp_index"].max() >= level
+    def reached(episode) -> bool:
+        return episode.fields["ramp_index"][1:].max() >= level
 
     reached.__name__ = f"ramp_index_reaches_{level}"
     return reached
 
 
-def ramp_bottoms_out(trace) -> bool:
+def ramp_bottoms_out(episode) -> bool:
     """After six ramps the interval sits at 6 and further cleared waves no longer ramp."""
-    interval, ramp = trace.state["enemy_move_interval"], trace.state["ramp_index"]
-    return interval.min() == 6 and ramp.max() == 6 and trace.reward.sum() > 6 * 24
+    interval, ramp = episode.fields["enemy_move_interval"][1:], episode.fields["ramp_index"][1:]
+    return interval.min() == 6 and ramp.max() == 6 and episode.rewards.sum() > 6 * 24
 
 
-def waves_cleared_without_ramp(trace) -> bool:
-    interval, ramp = trace.state["enemy_move_interval"], trace.state["ramp_index"]
-    return trace.reward.sum() >= 48 and ramp.max() == 0 and (interval == 12).all()
+def waves_cleared_without_ramp(episode) -> bool:
+    interval, ramp = episode.fields["enemy_move_interval"][1:], episode.fields["ramp_index"][1:]
+    return episode.rewards.sum() >= 48 and ramp.max() == 0 and (interval == 12).all()
 
 
-def initial_wave_is_24(trace) -> bool:
-    fresh = np.zeros((10, 10), bool)
-    fresh[0:4, 2:8] = True
-    return (trace.reset_state["alien_map"] > 0).tolist() == fresh.tolist()
+def initial_wave_is_24(episode) -> bool:
+    return (episode.fields["alien_map"][0] > 0).tolist() == _fresh_wave().tolist()
 
 
 def landing_policy() -> Callable:
@@ -526,10 +431,10 @@ NAMED = {
 @pytest.mark.parametrize("name", list(NAMED))
 def test_named_episode(name):
     spec = NAMED[name]
-    trace = play_reference(spec.driver(), SeededSource(spec.seed), spec.p, spec.ramping)
-    missing = [q.__name__ for q in spec.quirks if not q(trace)]
+    episode = play_reference(spec.driver(), SeededSource(spec.seed), spec.p, spec.ramping)
+    missing = [q.__name__ for q in spec.quirks if not q(episode)]
     assert not missing, f"episode {name!r} no longer exercises {missing}"
-    assert_parity(trace)
+    assert_parity(episode)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -539,9 +444,10 @@ def test_named_episode(name):
 def test_draws_match_reference_timing():
     """The reference draws exactly one uniform per step (the sticky one) and none at reset, at every step,
     terminal or not; `sample_draws` produces exactly that: one float32 sticky scalar and no game variates."""
-    # idle until the first enemy bullet lands (step 17), then AFTER frozen steps: play_reference checks each log
-    trace = play_reference(from_list([0] * 40), SeededSource(7), 0.1, True)
-    assert len(trace.actions) == 17 + AFTER and trace.terminal[16:].all() and not trace.terminal[:16].any()
+    # idle until the first enemy bullet lands (step 17), then AFTER frozen steps; check_parity checks each log
+    episode = play_reference(from_list([0] * 40), SeededSource(7), 0.1, True)
+    assert episode.n == 17 + AFTER and episode.terminal[17:].all() and not episode.terminal[:17].any()
+    harness.check_draw_calls(SPACE_INVADERS, episode, harness.check_parity(SPACE_INVADERS, episode))
     params = ENV.default_params()
     assert ENV.num_reset_uniforms == 0 and ENV.num_step_uniforms == 0 and ENV.num_draws == 1
     assert jax.tree.leaves(jax.eval_shape(ENV.sample_reset_draws, jax.random.key(1), params)) == []

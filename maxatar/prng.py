@@ -1,0 +1,98 @@
+"""Random numbers and the XLA tricks every environment step relies on, written once.
+
+* `uniform` is `jax.random.uniform`, bit for bit, with the threefry hash written out so that XLA's CPU backend
+  fuses it (`tests/test_random.py` proves the equality);
+* `uniform_to_int` and `float32_ceiling` turn float32 uniforms into the reference's float64 decisions exactly;
+* `materialize` keeps XLA from recomputing a value inside every fusion that reads it.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+_THREEFRY_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def threefry2x32(k0, k1, x0, x1):
+    """Threefry-2x32, 20 rounds (Salmon et al. 2011; the parameters JAX uses), written out round by round so that
+    XLA fuses the whole hash into one elementwise loop instead of running JAX's rolled loop of small kernels."""
+    keys = (k0, k1, k0 ^ k1 ^ np.uint32(0x1BD11BDA))
+    x0, x1 = x0 + keys[0], x1 + keys[1]
+    for block in range(5):
+        for r in _THREEFRY_ROTATIONS[block % 2]:
+            x0 = x0 + x1
+            x1 = ((x1 << np.uint32(r)) | (x1 >> np.uint32(32 - r))) ^ x0
+        x0 = x0 + keys[(block + 1) % 3]
+        x1 = x1 + keys[(block + 2) % 3] + np.uint32(block + 1)
+    return x0, x1
+
+
+def raw_threefry_key(key) -> jax.Array | None:
+    """The (2,) uint32 data of a single threefry key, or None if `key` is of another kind or configuration (the
+    written-out hash reproduces only partitionable threefry, so anything else must use `jax.random`)."""
+    if not jax.config.jax_threefry_partitionable:
+        return None
+    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+        if key.shape != () or str(jax.random.key_impl(key)) != "threefry2x32":
+            return None
+        return jax.random.key_data(key)
+    if key.shape != (2,) or key.dtype != jnp.uint32 or jax.config.jax_default_prng_impl != "threefry2x32":
+        return None
+    return key
+
+
+def materialize(x: jax.Array) -> jax.Array:
+    """x itself, computed once. XLA's CPU backend copies elementwise chains into every consumer fusion (and
+    drops optimization barriers before fusing); for a value read by many fusions (a step's uniforms, the
+    terminal flag that the reset select of every state field reads) that multiplies the work. A running max
+    over (lowest value, x) is a reduce-window, which is not fused into its consumers, so x is materialized."""
+    dtype = jnp.dtype(jnp.uint8 if x.dtype == jnp.bool_ else x.dtype)
+    lowest = jnp.iinfo(dtype).min if jnp.issubdtype(dtype, jnp.integer) else -jnp.inf
+    pair = jnp.stack([jnp.full(x.shape, lowest, dtype), x.astype(dtype)])
+    return jax.lax.cummax(pair, axis=0)[1].astype(x.dtype)
+
+
+def uniform(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+    """float32 uniforms in [0, 1): bit for bit `jax.random.uniform(key, shape)`, only faster on CPU.
+
+    JAX lowers the threefry hash on CPU as a rolled loop of five rounds, each a few small kernels with copies
+    in between; written out in plain `jnp` (the same counters, rounds and mantissa trick as JAX's partitionable
+    threefry), XLA fuses the whole hash into one elementwise loop, which makes a step's draws much cheaper.
+    Keys of another PRNG implementation, or a JAX configured without partitionable threefry, fall back to
+    `jax.random.uniform` itself. `tests/test_random.py` proves the equality over many keys and shapes."""
+    shape = tuple(int(d) for d in shape)
+    size = int(np.prod(shape, dtype=np.int64))
+    raw = raw_threefry_key(key)
+    if raw is None or size >= 2**32:
+        return jax.random.uniform(key, shape)
+    return threefry_uniform(raw[0], raw[1], shape)
+
+
+def threefry_uniform(k0, k1, shape: tuple[int, ...]) -> jax.Array:
+    """`uniform` for the threefry key whose raw words are (k0, k1), for callers that already hold the words."""
+    size = int(np.prod(shape, dtype=np.int64))
+    counter = jax.lax.iota(jnp.uint32, size).reshape(shape)
+    b0, b1 = threefry2x32(k0, k1, jnp.zeros(shape, jnp.uint32), counter)
+    mantissa = ((b0 ^ b1) >> np.uint32(9)) | np.uint32(0x3F800000)
+    # Materialized: otherwise XLA would recompute the whole hash inside every fusion that reads a uniform.
+    return jax.lax.bitcast_convert_type(materialize(mantissa), jnp.float32) - np.float32(1.0)
+
+
+def uniform_to_int(u, low, high):
+    """Map a uniform in [0, 1) to an integer in [low, high), like numpy's `randint(low, high)`, so one uniform
+    stands for each of the reference's integer draws."""
+    n = high - low
+    return low + jnp.minimum((u * n).astype(jnp.int32), n - 1)
+
+
+def float32_ceiling(p):
+    """The smallest float32 >= p. For every float32 u, `u < float32_ceiling(p)` iff `u < p` exactly, so the
+    float32 sticky draw decides as the reference's float64 `rand() < p` does, whatever p is."""
+    p = np.asarray(p, np.float64)
+    f = p.astype(np.float32)
+    ceiling = np.where(f.astype(np.float64) < p, np.nextafter(f, np.float32(np.inf)), f)
+    # XLA on CPU flushes subnormal floats to zero: lift a positive p to the smallest normal float32, which
+    # keeps the answer exact (draws are multiples of 2**-24, so none lies between p and that bound).
+    return np.where(p > 0, np.maximum(ceiling, np.finfo(np.float32).tiny), ceiling).astype(np.float32)

@@ -1,0 +1,116 @@
+"""Config dataclasses as data: their fields' types and comments, command-line text parsed into a field's
+type, and config <-> JSON. Every agent's `Config` goes through here, so the command line, checkpoints and
+summaries describe a config the same way whatever the algorithm."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import io
+import textwrap
+import tokenize
+import types
+import typing
+from typing import Any
+
+import maxatar
+
+
+def field_types(config_cls: type) -> dict[str, Any]:
+    """Each field's type (resolved, since the agents' modules use `from __future__ import annotations`)."""
+    return typing.get_type_hints(config_cls)
+
+
+def field_comments(config_cls: type) -> dict[str, str]:
+    """Each field's comment in the class source, so that `--help` says what the source says: the comment
+    on the field's line, or else the comment lines just above it. A subclass that only changes a field's
+    default keeps its base class's comment."""
+    found: dict[str, str] = {}
+    for cls in reversed(config_cls.__mro__):
+        if dataclasses.is_dataclass(cls):
+            found.update({name: text for name, text in _class_comments(cls).items() if text or name not in found})
+    return found
+
+
+def _class_comments(cls: type) -> dict[str, str]:
+    source = textwrap.dedent(inspect.getsource(cls))
+    trailing: dict[int, str] = {}
+    whole_line: dict[int, str] = {}
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            table = whole_line if token.line.lstrip().startswith("#") else trailing
+            table[token.start[0]] = token.string.lstrip("#").strip()
+    found = {}
+    for node in ast.parse(source).body[0].body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            first = node.lineno
+            while first - 1 in whole_line:
+                first -= 1
+            above = " ".join(whole_line[line] for line in range(first, node.lineno))
+            found[node.target.id] = trailing.get(node.lineno) or above
+    return found
+
+
+def parse_value(text: str, kind: Any) -> Any:
+    """Parse a command-line string into a config field's type (int, float, bool, str, tuple[int, ...],
+    or any of these `| None`)."""
+    args = typing.get_args(kind)
+    origin = typing.get_origin(kind)
+    if origin in (typing.Union, types.UnionType):
+        if text.strip().lower() in ("none", "null", ""):
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return parse_value(text, inner[0])
+    if origin is tuple:
+        items = [s for s in text.replace("(", "").replace(")", "").split(",") if s.strip()]
+        return tuple(parse_value(s.strip(), args[0]) for s in items)
+    if kind is bool:
+        lowered = text.strip().lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"expected a boolean, got {text!r}")
+    if kind is int:
+        value = float(text.replace("_", ""))
+        if not value.is_integer():
+            raise ValueError(f"expected an integer, got {text!r}")
+        return int(value)
+    if kind is float:
+        return float(text)
+    return text
+
+
+def config_to_dict(config: Any) -> dict[str, Any]:
+    """JSON-ready dict (tuples become lists), for checkpoints and summaries."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(config).items()}
+
+
+def config_from_dict(config_cls: type, data: dict[str, Any]) -> Any:
+    """Rebuild a config from `config_to_dict` output; unknown or missing fields are an error, so that a
+    checkpoint never silently trains with defaults it did not record."""
+    types_ = field_types(config_cls)
+    unknown = sorted(set(data) - set(types_))
+    if unknown:
+        raise ValueError(f"unknown config field(s) {unknown} for {config_cls.__module__}.{config_cls.__name__}")
+    values = {}
+    for name, value in data.items():
+        if isinstance(value, list):
+            value = tuple(value)
+        values[name] = value
+    return config_cls(**values)
+
+
+def config_diff(a: Any, b: Any) -> dict[str, tuple[Any, Any]]:
+    """The fields where two configs differ, as name -> (a's value, b's value): what a refused resume lists."""
+    da, db = config_to_dict(a), config_to_dict(b)
+    return {k: (da.get(k), db.get(k)) for k in sorted(set(da) | set(db)) if da.get(k) != db.get(k)}
+
+
+def canonical_env_id(env_id: str) -> str:
+    """The id with its `maxatar/` namespace (raises ValueError for an unknown id), so that configs written
+    with `CartPole-v1` and `maxatar/CartPole-v1` are one config."""
+    maxatar.make(env_id)
+    name = env_id.split(":")[-1]
+    return name if name.startswith("maxatar/") else f"maxatar/{name}"

@@ -1,0 +1,228 @@
+"""The skeleton every off-policy agent here shares: act, step the environments, store the step in a replay
+buffer, and every `train_every` vector steps after `learning_starts` frames, update on a uniform sample.
+
+An algorithm describes only what is its own in an `OffPolicyAgent` (its state, how it initialises, acts and
+updates, what it logs); `make_program` wraps that in the loop below and returns the `Program` that
+`program.make_train` and the runner run. The loop draws all of a step's randomness at once, so the acting
+rule gets two uniforms per environment and the environments the rest, and it passes only the learner's part
+of the state through the `lax.cond` that decides whether to update: the buffer is read, never returned, so
+the compiler need not copy it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import flashbax as fbx
+import jax
+import jax.numpy as jnp
+import optax
+
+from maxatar.core import AutoReset, Environment, EnvParams
+from maxatar.prng import uniform
+from maxatar_agents.evaluation import episode_stats_init, episode_stats_update, evaluate, recent_return
+from maxatar_agents.program import Program, reset_envs, schedule, tie_to_seed
+
+ACT_UNIFORMS = 2  # uniforms per environment and step that the acting rule may use
+
+
+@dataclasses.dataclass(frozen=True)
+class OffPolicyConfig:
+    """The knobs of the skeleton, which every off-policy agent's `Config` inherits (and may give other
+    defaults). Defaults: MinAtar's DQN scale. Frames count environment steps of one seed over all its
+    vectorised environments."""
+
+    env_id: str = "maxatar/Breakout-v0"  # environment id (`--env` for short)
+    total_steps: int = 5_000_000  # frames per seed (rounded up to whole logging intervals)
+    num_envs: int = 1  # environments stepped together (vmap) per seed
+    buffer_size: int = 100_000  # transitions kept (split evenly between the environments)
+    learning_starts: int = 5_000  # frames of uniformly random play before the first update
+    batch_size: int = 32  # transitions per update
+    train_every: int = 1  # vector steps between two updates
+    target_update_every: int = 1_000  # updates between target updates
+    tau: float = 1.0  # target <- tau * online + (1 - tau) * target (1: a hard copy, as MinAtar's DQN)
+    gamma: float = 0.99  # discount
+    hidden: tuple[int, ...] = (128,)  # dense layers after the observation encoder
+    conv_features: int = 16  # filters of the MinAtar 3x3 convolution (MinAtar games only)
+    sticky_action_prob: float | None = None  # None: the environment's default (0.1 for MinAtar games)
+    difficulty_ramping: bool | None = None  # None: the environment's default (on)
+    log_points: int = 100  # logged points over the run; also the unit of resumable chunks
+    eval_episodes: int = 100  # final evaluation of the trained policy, all episodes in parallel
+    eval_max_steps: int = 10_000  # safety cap on an evaluation episode's length
+
+    def __post_init__(self):
+        """Fail on a bad value before anything compiles: counts at least 1, tau in (0, 1], and random play
+        long enough to fill a batch."""
+        names = ["total_steps", "num_envs", "buffer_size", "batch_size", "train_every", "target_update_every"]
+        for name in [*names, "log_points", "eval_episodes", "eval_max_steps"]:
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not 0.0 < self.tau <= 1.0:
+            raise ValueError(f"tau must be in (0, 1], got {self.tau}")
+        if self.learning_starts < self.batch_size:
+            raise ValueError("learning_starts must be at least batch_size (the buffer must hold a batch)")
+
+
+class Transition(NamedTuple):
+    """What one environment step adds to the buffer. The buffer samples runs of consecutive steps, so the
+    next observation is the `obs` of the run's next item and is stored only once.
+
+    With auto-reset, the item after an episode's last step is the next episode's first observation. That is
+    harmless after a termination (no bootstrap) but wrong after a time-limit truncation, so the agents leave
+    samples cut by a truncation out of their losses rather than bootstrap from the wrong state.
+    """
+
+    obs: jax.Array
+    action: jax.Array
+    reward: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+
+
+class OffPolicyAgent(NamedTuple):
+    """What an algorithm adds to the skeleton.
+
+    `State` is its training state, a NamedTuple with the skeleton's fields (buffer, env_state, obs, stats,
+    key) and its own; `Learner` names the fields of `State` that an update changes.
+
+    init(keys, obs) -> dict of State's own fields, from `num_init_keys` keys and the first observations;
+    explore(state, uniforms, t) -> actions, the behaviour policy at global vector step t, given
+        `ACT_UNIFORMS` uniforms per environment;
+    update(learner, batch, number) -> (learner, logs), one update on a sampled batch of runs of
+        `sequence_length` steps (Transition fields shaped (batch, sequence_length, ...)); `number` counts
+        updates so far, this one included; logs is a pytree of arrays averaged over the interval's updates;
+    report(state, mean_logs, t_end) -> (state, metrics), what to log after an interval (and any change of
+        state that belongs between intervals);
+    act(params, obs) -> actions, the evaluation policy, whose params are the state's `policy_field`.
+    """
+
+    State: type
+    Learner: type
+    sequence_length: int
+    num_init_keys: int
+    init: Callable
+    explore: Callable
+    update: Callable
+    report: Callable
+    policy_field: str
+    act: Callable
+
+
+def first_update_step(config: OffPolicyConfig) -> int:
+    """The first vector step that may update: `learning_starts` frames, rounded up to whole vector steps."""
+    return -(-config.learning_starts // config.num_envs)
+
+
+def num_updates(config: OffPolicyConfig) -> int:
+    """How many updates the whole run makes (at least 1), for step-size schedules."""
+    sched = schedule(config.total_steps, config.log_points, config.num_envs)
+    total_vector_steps = sched.num_intervals * sched.steps_per_interval
+    return max(1, -(-(total_vector_steps - first_update_step(config)) // config.train_every))
+
+
+def update_target(online: Any, target: Any, number: jax.Array, config: OffPolicyConfig) -> Any:
+    """Every `target_update_every`-th update moves the target network towards the online one (by `tau`;
+    1 is a hard copy); in between it stays fixed."""
+    return jax.lax.cond(
+        number % config.target_update_every == 0,
+        lambda: optax.incremental_update(online, target, config.tau),
+        lambda: target,
+    )
+
+
+def make_program(config: OffPolicyConfig, env: Environment, env_params: EnvParams, agent: OffPolicyAgent) -> Program:
+    """The pure pieces of a run of `agent` (see `program.Program`): init, interval, evaluate."""
+    stepper = AutoReset(env)
+    batched_step = jax.vmap(stepper.step_from_uniforms, in_axes=(0, 0, 0, None))
+    sched = schedule(config.total_steps, config.log_points, config.num_envs)
+    start = first_update_step(config)
+    # Runs of `sequence_length` consecutive steps of one environment (length 2: flashbax's flat buffer).
+    buffer = fbx.make_trajectory_buffer(
+        max_length_time_axis=config.buffer_size // config.num_envs,
+        min_length_time_axis=max(config.batch_size // config.num_envs + 1, agent.sequence_length),
+        add_batch_size=config.num_envs,
+        sample_batch_size=config.batch_size,
+        sample_sequence_length=agent.sequence_length,
+        period=1,
+    )
+
+    def init(key: jax.Array):
+        """The agent's initial fields, fresh environments, an empty buffer, tied to the seed's key."""
+        key, *init_keys, env_key = jax.random.split(key, 2 + agent.num_init_keys)
+        obs, env_state = reset_envs(env, env_params, env_key, config.num_envs)
+        example = Transition(obs[0], jnp.int32(0), jnp.float32(0), jnp.bool_(False), jnp.bool_(False))
+        state = agent.State(
+            **agent.init(init_keys, obs),
+            buffer=buffer.init(example),
+            env_state=env_state,
+            obs=obs,
+            stats=episode_stats_init(config.num_envs),
+            key=key,
+        )
+        return tie_to_seed(state, key)  # see program.tie_to_seed: chunked runs equal whole runs
+
+    def learn(learner, buffer_state, t: jax.Array, key: jax.Array):
+        """The agent's update on a uniform sample of the buffer."""
+        batch = buffer.sample(buffer_state, key).experience
+        number = (t - start) // config.train_every + 1  # updates so far, this one included
+        return agent.update(learner, batch, number)
+
+    def skip(learner, buffer_state, t: jax.Array, key: jax.Array):
+        """No update at this step: the learner unchanged and zero logs of the update's shapes."""
+        logs = jax.eval_shape(learn, learner, buffer_state, t, key)[1]
+        return learner, jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), logs)
+
+    def env_step(state, t: jax.Array):
+        """One vector step at global step `t` (unbatched, so `lax.cond` on it stays a branch under vmap)."""
+        key, step_key, update_key = jax.random.split(state.key, 3)
+        uniforms = uniform(step_key, (config.num_envs, ACT_UNIFORMS + stepper.num_uniforms))
+        action = agent.explore(state, uniforms[:, :ACT_UNIFORMS], t)
+        obs, env_state, reward, terminated, truncated, _ = batched_step(
+            uniforms[:, ACT_UNIFORMS:], state.env_state, action, env_params
+        )
+        stored = Transition(state.obs, action, reward, terminated, truncated)
+        state = state._replace(
+            buffer=buffer.add(state.buffer, jax.tree.map(lambda x: x[:, None], stored)),  # a time axis of 1
+            env_state=env_state,
+            obs=obs,
+            stats=episode_stats_update(state.stats, reward, terminated | truncated),
+            key=key,
+        )
+        learner = agent.Learner(**{name: getattr(state, name) for name in agent.Learner._fields})
+        learned = (t >= start) & ((t - start) % config.train_every == 0)
+        learner, logs = jax.lax.cond(learned, learn, skip, learner, state.buffer, t, update_key)
+        return state._replace(**learner._asdict()), (logs, learned)
+
+    def interval(state, t0: jax.Array):
+        """`sched.steps_per_interval` vector steps starting at global step `t0`, and what to log about them."""
+        steps = t0 + jnp.arange(sched.steps_per_interval, dtype=jnp.int32)
+        state, (logs, learned) = jax.lax.scan(env_step, state, steps)
+        n = jnp.maximum(learned.sum(), 1)
+        mean_logs = jax.tree.map(lambda x: jnp.sum(x, axis=0) / n, logs)
+        t_end = t0 + sched.steps_per_interval
+        metrics = {
+            "frames": t_end * config.num_envs,
+            "episodes": state.stats.finished,
+            "recent_return": recent_return(state.stats),
+        }
+        state, own = agent.report(state, mean_logs, t_end)
+        return state, {**metrics, **own}
+
+    def evaluate_state(state) -> jax.Array:
+        """Returns of the evaluation policy, from a key the training stream never draws."""
+        key = jax.random.fold_in(state.key, 1)
+        policy = functools.partial(agent.act, getattr(state, agent.policy_field))
+        return evaluate(env, env_params, policy, key, config.eval_episodes, config.eval_max_steps)
+
+    return Program(
+        config=config,
+        init=init,
+        interval=interval,
+        evaluate=evaluate_state,
+        act=agent.act,
+        policy_field=agent.policy_field,
+        schedule=sched,
+    )

@@ -1,0 +1,106 @@
+"""The shape of a training program, whatever the algorithm: a run is `init`, then equal logging intervals,
+then an evaluation. `make_train` runs them as one pure function; the runner runs the same pieces one
+interval at a time (with checkpoints between), and both end bit for bit in the same state."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+import maxatar
+from maxatar.core import Environment, EnvParams
+
+
+class Schedule(NamedTuple):
+    """How a run is cut into logging intervals. Every interval is the same jitted computation, so running
+    them one by one (with checkpoints between) gives exactly the result of one scan over all of them."""
+
+    steps_per_interval: int  # vector steps (each steps every environment of a seed once)
+    num_intervals: int
+    frames_per_interval: int
+    total_frames: int  # total_steps rounded up to whole intervals
+
+
+def schedule(total_steps: int, log_points: int, num_envs: int) -> Schedule:
+    """At most `log_points` intervals of whole vector steps covering at least `total_steps` frames (fewer
+    intervals when the run has fewer vector steps than that)."""
+    vector_steps = math.ceil(total_steps / num_envs)
+    intervals = min(log_points, vector_steps)
+    steps = math.ceil(vector_steps / intervals)
+    intervals = math.ceil(vector_steps / steps)
+    return Schedule(steps, intervals, steps * num_envs, steps * num_envs * intervals)
+
+
+class Program(NamedTuple):
+    """The pure functions an agent module builds from its config; `make_train` and the runner both use them.
+
+    init(key) -> state; interval(state, t0) -> (state, metrics) runs one logging interval starting at global
+    vector step t0 (a scalar shared by all seeds); evaluate(state) -> returns of the final policy;
+    act(policy_params, obs) -> action is the policy used for evaluation and rendering, and
+    `policy_field` names the field of the state that holds its params.
+    """
+
+    config: Any
+    init: Callable
+    interval: Callable
+    evaluate: Callable
+    act: Callable
+    policy_field: str
+    schedule: Schedule
+
+
+class TrainResult(NamedTuple):
+    """What `train(key)` returns: the final state, the logged metrics and the final evaluation."""
+
+    state: Any
+    metrics: dict[str, jax.Array]  # one entry per logged point
+    eval_returns: jax.Array  # (eval_episodes,) returns of the final evaluation policy
+
+
+def make_train(program: Program) -> Callable[[jax.Array], TrainResult]:
+    """`train(key) -> TrainResult`: the whole run as one pure function (`init`, every logging interval under
+    `lax.scan`, the evaluation), so `jax.jit(jax.vmap(train))(keys)` trains many seeds in one program."""
+
+    def one_interval(state, i):
+        return program.interval(state, i * program.schedule.steps_per_interval)
+
+    def train(key: jax.Array) -> TrainResult:
+        """The whole run of one seed."""
+        intervals = jnp.arange(program.schedule.num_intervals, dtype=jnp.int32)
+        state, metrics = jax.lax.scan(one_interval, program.init(key), intervals)
+        return TrainResult(state, metrics, program.evaluate(state))
+
+    return train
+
+
+def env_from_config(config: Any) -> tuple[Environment, EnvParams]:
+    """`maxatar.make(config.env_id)` with the config's sticky-action and ramping choices (None = default),
+    so every agent reads those two knobs the same way."""
+    overrides = {}
+    if config.sticky_action_prob is not None:
+        overrides["sticky_action_prob"] = config.sticky_action_prob
+    if config.difficulty_ramping is not None:
+        overrides["difficulty_ramping"] = config.difficulty_ramping
+    return maxatar.make(config.env_id, **overrides)
+
+
+def reset_envs(env: Environment, env_params: EnvParams, key: jax.Array, num_envs: int):
+    """`num_envs` fresh episodes, one key each: (obs, env_state), batched on a leading axis."""
+    return jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(key, num_envs), env_params)
+
+
+def tie_to_seed(tree: Any, key: jax.Array) -> Any:
+    """Return `tree` unchanged, but with every leaf formally depending on `key`.
+
+    Under `vmap` over seeds, JAX keeps a value that does not depend on the seed (a zero-filled buffer, an
+    optimiser's step count) unbatched. Then `vmap(train)` and the command line, which vmaps one chunk at a
+    time over states that all carry the seed axis, would compile different arithmetic and could differ in
+    the last bit. Tying every leaf of the initial state to the key makes both batch alike, so a chunked,
+    checkpointed run equals the one-program run bit for bit.
+    """
+    same = key.ravel()[0] == key.ravel()[0]
+    return jax.tree.map(lambda x: jnp.where(same, x, x), tree)

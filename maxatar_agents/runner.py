@@ -1,0 +1,163 @@
+"""Running a training program one logging interval at a time, for any agent: the compiled pieces for a
+number of seeds (optionally split over a mesh of devices), the seeds' keys, and the loop over intervals.
+
+Each interval is one call of the same compiled function for all seeds, so a run interrupted and resumed
+from its last checkpoint ends bit for bit where the uninterrupted run ends (and where
+`make_train(config)(key)` ends).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from maxatar import sharding
+from maxatar_agents.program import Schedule
+from maxatar_agents.registry import agent_module
+
+SEED_AXIS = "seeds"
+
+
+def _over_seeds(fn: Callable, num_seeds: int, in_axes: tuple) -> Callable:
+    """vmap over seeds; a single seed runs unbatched (XLA's CPU code is faster without the size-1 batch
+    axis) with the axis added back, so states and metrics always lead with the seed axis."""
+    if num_seeds > 1:
+        return jax.vmap(fn, in_axes=in_axes)
+
+    def single(*args):
+        args = [jax.tree.map(lambda x: x[0], a) if axis == 0 else a for a, axis in zip(args, in_axes, strict=True)]
+        return jax.tree.map(lambda x: x[None], fn(*args))
+
+    return single
+
+
+@functools.lru_cache(maxsize=8)
+def compiled(algorithm: str, config: Any, num_seeds: int, mesh: Mesh | None = None) -> dict[str, Any]:
+    """Jitted init and evaluate, and the interval compiled ahead of time (so its compile time is not
+    counted as training time); cached per (algorithm, config, seeds, mesh) so repeated runs share them.
+
+    With a mesh, each function is a `shard_map` over the seed axis: every device runs, on its own seeds,
+    exactly the program a single device runs for that many seeds (all inputs and outputs lead with the seed
+    axis; the interval's start step is replicated). So a run on D devices equals, bit for bit, the
+    one-device runs of each device's group of seeds.
+    """
+    program = agent_module(algorithm).make_program(config)
+    keys = jax.ShapeDtypeStruct((num_seeds, 2), jnp.uint32)
+    t0 = jax.ShapeDtypeStruct((), jnp.int32)
+    local = num_seeds if mesh is None else num_seeds // mesh.devices.size
+    init = _over_seeds(program.init, local, (0,))
+    interval = _over_seeds(program.interval, local, (0, None))
+    evaluate = _over_seeds(program.evaluate, local, (0,))
+    split: dict[str, Any] = {}
+    both: dict[str, Any] = {}
+    if mesh is not None:
+        seeds, whole = NamedSharding(mesh, P(SEED_AXIS)), NamedSharding(mesh, P())
+        # check_vma=False: the agents' programs are written for one device (e.g. a `lax.cond` whose branches
+        # differ in what depends on the seed); every output is per-seed, so no cross-device check is needed.
+        per_device = functools.partial(jax.shard_map, mesh=mesh, out_specs=P(SEED_AXIS), check_vma=False)
+        init = per_device(init, in_specs=P(SEED_AXIS))
+        interval = per_device(interval, in_specs=(P(SEED_AXIS), P()))
+        evaluate = per_device(evaluate, in_specs=P(SEED_AXIS))
+        split = {"in_shardings": seeds, "out_shardings": seeds}
+        both = {"in_shardings": (seeds, whole), "out_shardings": seeds}
+        keys = jax.ShapeDtypeStruct(keys.shape, keys.dtype, sharding=seeds)
+        t0 = jax.ShapeDtypeStruct((), jnp.int32, sharding=whole)
+    init = jax.jit(init, **split)
+    template = jax.eval_shape(init, keys)
+    return {
+        "program": program,
+        "template": template,
+        "init": init,
+        "interval": jax.jit(interval, **both).lower(template, t0).compile(),
+        "evaluate": jax.jit(evaluate, **split),
+    }
+
+
+def seed_keys(seeds: list[int], mesh: Mesh | None = None) -> jax.Array:
+    """One PRNGKey per seed (seed s uses PRNGKey(s)), split over the mesh's devices when there is one."""
+    keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
+    return keys if mesh is None else sharding.shard_batch(keys, mesh)
+
+
+@dataclasses.dataclass
+class Plan:
+    """What to run, checked before anything is compiled: the algorithm, the config, the seeds, and for a
+    resumed run the checkpoint's metadata."""
+
+    algorithm: str
+    config: Any
+    seeds: list[int]
+    preset: str | None
+    meta: dict[str, Any] | None
+
+
+@dataclasses.dataclass
+class Progress:
+    """Where a run stands after its last completed interval: what a checkpoint saves and a resume restores."""
+
+    state: Any  # the training state of every seed
+    done: int  # logging intervals completed
+    rows: list[dict[str, Any]]  # metrics.csv so far
+    wall: float  # seconds spent in intervals (compilation excluded)
+
+
+def run_intervals(
+    parts: dict[str, Any],
+    progress: Progress,
+    seeds: list[int],
+    mesh: Mesh | None,
+    after_interval: Callable[[dict[str, np.ndarray], float], None],
+) -> None:
+    """Run the remaining intervals, updating `progress` after each (so that an interrupt leaves it at the
+    last completed interval) and then calling `after_interval(metrics, seconds)`."""
+    sched: Schedule = parts["program"].schedule
+    while progress.done < sched.num_intervals:
+        t0 = np.int32(progress.done * sched.steps_per_interval)
+        start = time.time()
+        next_state, metrics = parts["interval"](
+            progress.state, jnp.int32(t0) if mesh is None else sharding.replicate(t0, mesh)
+        )
+        metrics = sharding.to_numpy(metrics)  # waits for the interval to finish
+        elapsed = time.time() - start
+        progress.state, progress.done, progress.wall = next_state, progress.done + 1, progress.wall + elapsed
+        for i, seed in enumerate(seeds):
+            row = {k: _scalar(v[i]) for k, v in metrics.items()}
+            progress.rows.append({"seed": seed, **row, "wall_time": progress.wall})
+        after_interval(metrics, elapsed)
+
+
+def progress_bar(plan: Plan, sched: Schedule, done: int):
+    """A tqdm bar over the run's frames per seed, starting where a resumed run left off."""
+    from tqdm import tqdm
+
+    name = f"{plan.algorithm} {plan.config.env_id.split('/')[-1]} x{len(plan.seeds)}"
+    initial = done * sched.frames_per_interval
+    return tqdm(total=sched.total_frames, initial=initial, unit="frame", unit_scale=True, desc=name)
+
+
+def show_progress(bar, sched: Schedule, metrics: dict[str, np.ndarray], elapsed: float) -> None:
+    """Advance the bar by one interval, with the frames per second over all seeds and the seeds' mean
+    recent return next to it."""
+    recent = metrics["recent_return"]
+    recent = float(np.nanmean(recent)) if np.any(np.isfinite(recent)) else float("nan")
+    fps = sched.frames_per_interval * metrics["recent_return"].shape[0] / max(elapsed, 1e-9)
+    bar.set_postfix_str(f"fps(all seeds)={fps:,.0f} recent return={recent:.2f}", refresh=False)
+    bar.update(sched.frames_per_interval)
+
+
+def _scalar(value: Any) -> float | int:
+    """A metric as a CSV cell: a Python number, NaN for any non-finite float."""
+    value = np.asarray(value).item()
+    if isinstance(value, float):
+        return value if math.isfinite(value) else float("nan")
+    return value

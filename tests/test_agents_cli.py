@@ -1,0 +1,55 @@
+"""The agents' command line as generated from the config dataclasses. Nothing here compiles or trains: the
+options are parsed into configs and compared."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from maxatar_agents import cli, dqn, sac
+from maxatar_agents.configs import field_comments, field_types
+from maxatar_agents.registry import agent_module
+
+
+def config_from(algorithm: str, *argv: str):
+    module = agent_module(algorithm)
+    args = cli.build_parser(algorithm, module).parse_args([*argv, "--out", "unused"])
+    return cli.make_config(args, module)
+
+
+@pytest.mark.parametrize("module", [dqn, sac], ids=["dqn", "sac"])
+def test_every_config_field_is_an_option_with_its_comment_as_help(module):
+    algorithm = module.ALGORITHM
+    parser = cli.build_parser(algorithm, module)
+    options = {option: action for action in parser._actions for option in action.option_strings}
+    comments = field_comments(module.Config)
+    for field in dataclasses.fields(module.Config):
+        action = options[f"--{field.name.replace('_', '-')}"]
+        assert comments[field.name], f"{field.name} has no comment to show as help"
+        assert action.help == comments[field.name].replace("%", "%%")
+    assert options["--env"] is options["--env-id"]
+
+
+def test_field_options_parse_to_the_field_types():
+    config = config_from(
+        "dqn",
+        *("--env", "CartPole-v1", "--preset", "cartpole", "--lr", "0.01", "--hidden", "32,16", "--double-q"),
+        *("--total-steps", "2e4", "--sticky-action-prob", "none", "--keep-best", "false"),
+    )
+    expected = dqn.Config(**dqn.PRESETS["cartpole"])
+    expected = dataclasses.replace(expected, lr=0.01, hidden=(32, 16), double_q=True, total_steps=20_000)
+    assert config == dataclasses.replace(expected, sticky_action_prob=None, keep_best=False)
+    assert field_types(dqn.Config)["hidden"] == tuple[int, ...]
+
+
+def test_set_applies_after_the_field_options():
+    config = config_from("sac", "--batch-size", "32", "--set", "batch_size=16", "--initial-alpha", "0.5")
+    assert (config.batch_size, config.initial_alpha, config.env_id) == (16, 0.5, "maxatar/Breakout-v0")
+
+
+def test_a_bad_field_value_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as stop:
+        config_from("dqn", "--batch-size", "abc")
+    assert stop.value.code == 2
+    assert "argument --batch-size" in capsys.readouterr().err
