@@ -668,7 +668,7 @@ CLIENTS = {
         "n_envs=K)` (SB3's DummyVecEnv of Monitor-wrapped envs)",
         measure_sb3_ppo,
         table_sb3_ppo,
-        COLUMNS + ["learn_fps", "first_rollout_s", "runs"],
+        COLUMNS + ["learn_fps", "env_fps", "env_share", "first_rollout_s", "runs"],
     ),
     "make_vec": Client(
         "`gymnasium.make_vec('maxatar/<id>', num_envs=N)` with numpy outputs stepped from Python, against the "
