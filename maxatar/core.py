@@ -196,6 +196,12 @@ class Environment:
         """Uniforms one `step` consumes: the sticky draw plus the game's."""
         return 1 + self.num_step_uniforms
 
+    @property
+    def num_auto_reset_uniforms(self) -> int:
+        """Uniforms a step that may reset consumes: the step's draws, then a reset's (`AutoReset`'s vector, and
+        one row of the Gymnasium front ends' tape, which serves a reset or a step alike)."""
+        return self.num_draws + self.num_reset_uniforms
+
     def default_params(self) -> EnvParams:
         """The game's params with MinAtar's defaults, what `make` and every `params=None` call use."""
         return self.params_class(
@@ -330,6 +336,18 @@ def check_action(action, num_actions: int) -> int:
     return action
 
 
+def observation_bounds(env: Environment) -> tuple:
+    """(low, high, dtype) of one observation, bounds inclusive, from the environment's static description: the
+    numbers behind both the Gymnasium space (`gym_api.observation_space`) and gymnax's (`gymnax.observation_box`),
+    so the two front ends never disagree. Bool and integer-code bounds are scalars; float bounds are per element."""
+    if env.obs_dtype == jnp.bool_:
+        return 0, 1, np.dtype(np.bool_)
+    if jnp.issubdtype(env.obs_dtype, jnp.integer):
+        return 0, int(env.obs_nvec) - 1, np.dtype(env.obs_dtype)
+    high = np.broadcast_to(np.asarray(env.obs_high, np.float32), env.obs_shape)
+    return -high, high, np.dtype(np.float32)
+
+
 class AutoReset:
     """Wraps an environment so that `step` resets finished episodes in the same step (gymnax/PureJaxRL style).
 
@@ -355,8 +373,8 @@ class AutoReset:
 
     @property
     def num_uniforms(self) -> int:
-        """Uniforms one auto-resetting step consumes: the step's and a possible reset's."""
-        return self.env.num_draws + self.env.num_reset_uniforms
+        """Uniforms one auto-resetting step consumes (`Environment.num_auto_reset_uniforms`)."""
+        return self.env.num_auto_reset_uniforms
 
     def reset(self, key, params=None):
         """The wrapped environment's reset (the wrapper changes only `step`)."""

@@ -31,13 +31,14 @@ from maxatar.core import (
     EnvState,
     check_action,
     keep_last_action,
+    observation_bounds,
     pytree_dataclass,
     tree_select,
 )
 from maxatar.registry import make, registered_ids
 from maxatar.sharding import batch_sharding, check_divisible, make_mesh, replicated, to_numpy
-from maxatar.tape import Tape, row_size, tape_row
-from maxatar.twins import TwinEnv, load_twin
+from maxatar.tape import Tape, tape_row
+from maxatar.twins import Twin, TwinEnv, load_twin
 
 OUTPUTS = ("numpy", "jax")
 BACKENDS = ("auto", "python", "jax")
@@ -61,18 +62,6 @@ def render_plugin(name: str):
             "install MaxAtar with its [render] extra"
         )
     return next(iter(found)).load()
-
-
-def observation_bounds(env: Environment) -> tuple:
-    """(low, high, dtype) of one observation, bounds inclusive, from the environment's static description: the
-    numbers behind both the Gymnasium space (`observation_space`) and gymnax's (`maxatar.gymnax.Box`), so the
-    two front ends never disagree. Bool and integer-code bounds are scalars; float bounds are per element."""
-    if env.obs_dtype == jnp.bool_:
-        return 0, 1, np.dtype(np.bool_)
-    if jnp.issubdtype(env.obs_dtype, jnp.integer):
-        return 0, int(env.obs_nvec) - 1, np.dtype(env.obs_dtype)
-    high = np.broadcast_to(np.asarray(env.obs_high, np.float32), env.obs_shape)
-    return -high, high, np.dtype(np.float32)
 
 
 def observation_space(env: Environment) -> spaces.Space:
@@ -192,8 +181,9 @@ class MaxAtarEnv(gymnasium.Env):
         self.func_env = MaxAtarFuncEnv(env, params)
         self.observation_space = self.func_env.observation_space
         self.action_space = self.func_env.action_space
-        self.backend = _pick_backend(backend, self.output, env_id, env, params)
-        self._twin = TwinEnv(env, params, load_twin(env, params)) if self.backend == "python" else None
+        twin = _pick_twin(backend, self.output, env_id, env, params)
+        self.backend = "jax" if twin is None else "python"
+        self._twin = None if twin is None else TwinEnv(env, params, twin)
         self._num_actions = env.num_actions
         self._tape: Tape | None = None
         self._state: EnvState | None = None  # the JAX backend's state
@@ -216,7 +206,7 @@ class MaxAtarEnv(gymnasium.Env):
             raise ValueError(f"unknown reset options {sorted(options)}: MaxAtarEnv.reset takes none")
         fresh = seed is not None or self._tape is None
         if fresh:
-            self._tape = Tape(_seed_key(seed, self.np_random), (row_size(self.func_env.env),))
+            self._tape = Tape(_seed_key(seed, self.np_random), (self.func_env.env.num_auto_reset_uniforms,))
         if self._twin is not None:
             obs = self._twin.reset(self._tape.next_row(), fresh=fresh)
         else:
@@ -280,7 +270,7 @@ class MaxAtarEnv(gymnasium.Env):
 @partial(jax.jit, static_argnums=0)
 def _single_reset(env: Environment, key, call, params):
     """The JAX backend's reset: the reset part of tape row `call` (the caller keeps the sticky action)."""
-    uniforms = tape_row(key, call, (row_size(env),))
+    uniforms = tape_row(key, call, (env.num_auto_reset_uniforms,))
     obs, state = env.reset_from_uniforms(uniforms[env.num_draws :], params)
     return state, obs
 
@@ -288,35 +278,35 @@ def _single_reset(env: Environment, key, call, params):
 @partial(jax.jit, static_argnums=0)
 def _single_step(env: Environment, key, call, state, action, params):
     """The JAX backend's step: the step part of tape row `call`."""
-    uniforms = tape_row(key, call, (row_size(env),))
+    uniforms = tape_row(key, call, (env.num_auto_reset_uniforms,))
     draws = env.draws_from_uniforms(uniforms[: env.num_draws], state, params)
     obs, state, reward, terminated, truncated, _ = env.transition(state, action, draws, params)
     return state, (obs, reward, terminated, truncated)
 
 
-def _pick_backend(
+def _pick_twin(
     backend: str, output: str, env_id: str, env: Environment, params: EnvParams, num_envs: int = 1, mesh=None
-) -> str:
-    """ "python" or "jax" from the user's choice. "auto" takes the Python twins only where they are faster and
-    able: numpy output, one device, at most `PYTHON_MAX_ENVS` sub-environments, and a game with a twin (for
-    these params); an explicit "python" that cannot be honoured raises instead."""
+) -> Twin | None:
+    """The twin to step with (the Python backend), or None for the JAX backend, from the user's choice. "auto"
+    takes the Python twins only where they are faster and able: numpy output, one device, at most
+    `PYTHON_MAX_ENVS` sub-environments, and a game with a twin (for these params); an explicit "python" that
+    cannot be honoured raises instead."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if backend == "python" and output == "jax":
         raise ValueError("output='jax' needs backend='jax' (the Python backend computes numpy)")
     if backend == "jax" or output == "jax":
-        return "jax"
+        return None
     if mesh is not None:
         if backend == "python":
             raise ValueError("devices= needs backend='jax'")
-        return "jax"
+        return None
     if backend == "auto" and num_envs > PYTHON_MAX_ENVS:
-        return "jax"
-    if load_twin(env, params) is None:
-        if backend == "python":
-            raise ValueError(f"{env_id} has no Python twin; use backend='jax'")
-        return "jax"
-    return "python"
+        return None
+    twin = load_twin(env, params)
+    if twin is None and backend == "python":
+        raise ValueError(f"{env_id} has no Python twin; use backend='jax'")
+    return twin
 
 
 def _check_actions(actions, num_envs: int, n: int):
@@ -389,8 +379,8 @@ class MaxAtarVectorEnv(VectorEnv):
         self.single_action_space = spaces.Discrete(self.env.num_actions)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self.backend = _pick_backend(backend, self.output, env_id, self.env, self.params, self.num_envs, self.mesh)
-        twin = load_twin(self.env, self.params) if self.backend == "python" else None
+        twin = _pick_twin(backend, self.output, env_id, self.env, self.params, self.num_envs, self.mesh)
+        self.backend = "jax" if twin is None else "python"
         self._twins = None if twin is None else [TwinEnv(self.env, self.params, twin) for _ in range(self.num_envs)]
         self._tape: Tape | None = None
         self._state: EnvState | None = None  # the JAX backend's batched state
@@ -549,7 +539,7 @@ class _VectorSpec:
     @property
     def row_shape(self) -> tuple[int, int]:
         """A tape row: each sub-environment's step draws, then its reset draws."""
-        return (self.num_envs, row_size(self.env))
+        return (self.num_envs, self.env.num_auto_reset_uniforms)
 
 
 def _split(spec: _VectorSpec, tree):
@@ -640,7 +630,6 @@ __all__ = [
     "MaxAtarFuncEnv",
     "MaxAtarVectorEnv",
     "StepState",
-    "observation_bounds",
     "observation_space",
     "register_envs",
 ]

@@ -32,8 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import AutoReset, Environment, EnvParams, EnvState
-from maxatar.gym_api import observation_bounds
+from maxatar.core import AutoReset, Environment, EnvParams, EnvState, observation_bounds
 from maxatar.prng import uniform, uniform_to_int
 from maxatar.registry import canonical_name, registered_ids
 from maxatar.registry import make as maxatar_make
@@ -159,7 +158,7 @@ class Box:
 
 def observation_box(env: Environment) -> Box:
     """The observation space of a MaxAtar environment in gymnax form: the bounds of the Gymnasium space
-    (`maxatar.gym_api.observation_bounds`), so code moving between the front ends sees the same numbers."""
+    (`maxatar.core.observation_bounds`), so code moving between the front ends sees the same numbers."""
     low, high, dtype = observation_bounds(env)
     return Box(low, high, env.obs_shape, dtype)
 

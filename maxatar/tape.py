@@ -16,14 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import AutoReset, Environment
 from maxatar.prng import raw_threefry_key, threefry2x32, threefry_uniform, uniform
-
-
-def row_size(env: Environment) -> int:
-    """Uniforms in one row: a step's draws, then a reset's, so that one row serves whichever call comes (and
-    a same-step auto-reset takes both parts of the same row)."""
-    return AutoReset(env).num_uniforms
 
 
 def tape_row(key: jax.Array, t, shape: tuple[int, ...]) -> jax.Array:

@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 import maxatar
 from maxatar.prng import uniform
-from maxatar.tape import row_size
 from tests.test_twins import assert_twin_plays_as_jax
 
 STEPS = 300
@@ -43,7 +42,7 @@ def test_sizes_and_random_doors(size, num_doors, seed, random_doors, sticky, max
         max_steps=max_steps,
     )
     nd = env.num_draws
-    rows = np.array(uniform(jax.random.key(seed), (STEPS + 1, row_size(env))))
+    rows = np.array(uniform(jax.random.key(seed), (STEPS + 1, env.num_auto_reset_uniforms)))
     rng = np.random.default_rng(seed)
     if tie_levels:
         rows[:, nd + 2 :] = np.floor(rows[:, nd + 2 :] * tie_levels) / tie_levels

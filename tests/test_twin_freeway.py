@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 import maxatar
 from maxatar.prng import uniform
-from maxatar.tape import row_size
 from tests.test_twins import assert_twin_plays_as_jax
 
 EPISODE = 2501
@@ -34,7 +33,7 @@ STEPS = EPISODE + 150  # one whole episode, a reset, and the start of the next
 def test_whole_episodes_and_still_cars(seed, sticky, still_cars, still_rate):
     env, params = maxatar.make("maxatar/Freeway-v0", sticky_action_prob=sticky)
     nd = env.num_draws
-    rows = np.array(uniform(jax.random.key(seed), (STEPS + 1, row_size(env))))
+    rows = np.array(uniform(jax.random.key(seed), (STEPS + 1, env.num_auto_reset_uniforms)))
     rng = np.random.default_rng(seed)
     for car in still_cars:  # the car's direction uniform at reset (column nd + car) and on scoring (1 + car)
         for column in (1 + car, nd + car):

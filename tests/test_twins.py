@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 import maxatar
 from maxatar.core import keep_last_action, tree_select
 from maxatar.prng import uniform
-from maxatar.tape import row_size
 from maxatar.twins import TwinEnv, load_twin
 
 EXACT_IDS = [i for i in maxatar.registered_ids() if "CartPole" not in i]  # CartPole: see test_cartpole.py
@@ -111,7 +110,7 @@ def assert_twin_plays_as_jax(env, params, rows, actions) -> tuple:
 def test_twin_plays_as_the_jax_step(env_id, seed, sticky, ramping, max_steps, bias):
     env, params = maxatar.make(env_id, sticky_action_prob=sticky, difficulty_ramping=ramping, max_steps=max_steps)
     assert env.twin is not None, f"{env_id} has no twin"
-    rows = np.asarray(uniform(jax.random.key(seed), (STEPS + 1, row_size(env))))
+    rows = np.asarray(uniform(jax.random.key(seed), (STEPS + 1, env.num_auto_reset_uniforms)))
     p = np.asarray(bias[: env.num_actions]) / sum(bias[: env.num_actions])
     actions = np.random.default_rng(seed).choice(env.num_actions, STEPS, p=p).astype(np.int32)
 
