@@ -1,37 +1,57 @@
-"""Benchmarks of the baseline agents (a script that prints tables, not a test).
+"""Benchmarks of the baseline agents (a script that prints tables and writes results files, not a test).
 
-  (a) `cartpole`: DQN's and SAC's `cartpole` presets on several seeds (vmapped): the final greedy /
-      deterministic return of every seed (target: >= 475 for all) and the wall time.
+  (a) `cartpole`: every agent's `cartpole` preset on several seeds (vmapped, one program): the final greedy
+      / most-probable-action return of every seed (target: >= 475 for all) and the training wall time
+      (compilation reported separately).
   (b) `throughput`: DQN's `minatar` preset on Breakout, frames per second of this implementation against
       MinAtar's own PyTorch examples/dqn.py on this machine, for the same number of frames (the reference
       is not shipped: pass its path with --reference, e.g. a checkout of github.com/kenjyoung/MinAtar).
-  (c) `fast`: wall time for DQN's `fast` preset to reach a mean return of 10 over the last 100 training
-      episodes on Breakout.
+  (c) `target`: an agent's default preset for each MinAtar game, in MinAtar's setting (sticky actions 0.1,
+      difficulty ramping, full action set), one seed at a time, until the mean return of the last 100
+      training episodes reaches MinAtar's published DQN return (or the time cap): frames per second and
+      minutes to the target, beside the published anchors.
+  (d) `report`: the README's agents section from the results files of (a) and (c).
 
     python -m benchmarks.agents_bench cartpole --seeds 4
     python -m benchmarks.agents_bench throughput --frames 20000 --reference MinAtar/examples/dqn.py
-    python -m benchmarks.agents_bench fast --target 10 --max-frames 2000000 --seeds 3
+    python -m benchmarks.agents_bench target --algo pqn --seeds 1 --minutes 15
+    python -m benchmarks.agents_bench report --readme README.md
 
-Times exclude compilation, which is reported separately. Every figure depends on the machine and on what
-else runs on it; the script prints the CPU count and load average beside the numbers.
+(a) and (c) append their rows to CSV files in --out (default benchmarks/results/agents); (c) skips the
+(agent, game, seed) runs already there, so an interrupted benchmark continues where it stopped. Times exclude
+compilation, which is reported separately. Every figure depends on the machine and on what else runs on it;
+the script records the CPU count and load average beside the numbers.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
 import importlib.util
 import os
 import resource
 import tempfile
 import time
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar_agents import dqn, sac
-from maxatar_agents.cli import compiled
+from maxatar_agents import dqn
+from maxatar_agents.configs import default_preset, make_config
+from maxatar_agents.registry import AGENT_MODULES, agent_module
+from maxatar_agents.runner import compiled
+
+RESULTS = Path("benchmarks/results/agents")
+GAMES = ["Breakout-v0", "Asterix-v0", "Freeway-v0", "Seaquest-v0", "SpaceInvaders-v0"]
+# MinAtar's published DQN returns (Young & Tian, 2019: mean of the last 100 training episodes after 5M
+# frames; sticky actions 0.1, difficulty ramping, full action set): the targets of (c).
+MINATAR_DQN = {"Breakout-v0": 10, "Asterix-v0": 17, "Freeway-v0": 50, "Seaquest-v0": 20, "SpaceInvaders-v0": 43}
+# pgx's MinAtar PPO example: 20M frames on one GPU in 30-75 s (sticky 0.1, minimal action set).
+PGX_PPO = {"Breakout-v0": 50, "Asterix-v0": 22, "Freeway-v0": 63, "Seaquest-v0": 54, "SpaceInvaders-v0": 145}
+README_START, README_END = "<!-- agents:start -->", "<!-- agents:end -->"
 
 
 def cpu_seconds() -> float:
@@ -51,11 +71,28 @@ def keys_for(seeds: int) -> jax.Array:
 # --- (a) CartPole presets ---
 
 
+def append_rows(path: Path, rows: list[dict]) -> None:
+    """Add rows to a CSV file (header written with the first rows)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    new = not path.exists()
+    with open(path, "a", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        if new:
+            writer.writeheader()
+        writer.writerows(rows)
+
+
+def read_rows(path: Path) -> list[dict]:
+    return list(csv.DictReader(open(path))) if path.exists() else []
+
+
 def bench_cartpole(args) -> None:
     print(f"(a) CartPole presets, {args.seeds} seeds vmapped; {machine()}")
     print(f"{'agent':6} {'frames/seed':>11} {'compile s':>9} {'train s':>8} {'cpu s':>7}  final return per seed")
-    for name, module in (("dqn", dqn), ("sac", sac)):
-        config = module.Config(**module.PRESETS["cartpole"])
+    rows = []
+    for name in args.algos:
+        module = agent_module(name)
+        config = make_config(module, "maxatar/CartPole-v1")
         train = jax.jit(jax.vmap(module.make_train(config)))
         keys = keys_for(args.seeds)
         start = time.time()
@@ -70,7 +107,21 @@ def bench_cartpole(args) -> None:
         frames = int(result.metrics["frames"][0, -1])
         returns = " ".join(f"{r:.1f}" for r in per_seed)
         timing = f"{name:6} {frames:>11} {compile_time:>9.1f} {wall:>8.1f} {cpu:>7.1f}"
-        print(f"{timing}  {returns} (worst episode {worst:.0f}; {verdict})")
+        print(f"{timing}  {returns} (worst episode {worst:.0f}; {verdict})", flush=True)
+        rows.append(
+            {
+                "algo": name,
+                "preset": default_preset(module, "maxatar/CartPole-v1"),
+                "seeds": args.seeds,
+                "frames_per_seed": frames,
+                "compile_s": round(compile_time, 2),
+                "train_s": round(wall, 2),
+                "returns": " ".join(f"{r:.2f}" for r in per_seed),
+                "worst_episode": float(worst),
+                "machine": machine(),
+            }
+        )
+    append_rows(args.out / "cartpole.csv", rows)
 
 
 # --- (b) throughput against the PyTorch reference ---
@@ -125,44 +176,143 @@ def run_reference(path: str, env_id: str, frames: int):
     return (f"MinAtar examples/dqn.py (torch {torch.__version__})", frames, wall, cpu, 0.0)
 
 
-# --- (c) time for the fast preset to reach a return ---
+# --- (c) time to MinAtar's published DQN return ---
 
 
-def bench_fast(args) -> None:
+def bench_target(args) -> None:
     """Each seed trains alone, one after the other (as one `--seeds 1` run each), so the wall time of every
-    seed is what a user sees; the compiled program is shared."""
-    print(f"(c) DQN `fast` preset on {args.env} until the last-100-episode return reaches {args.target}; {machine()}")
-    config = dqn.Config(**{**dqn.PRESETS["fast"], "env_id": args.env, "total_steps": args.max_frames})
-    config = dataclasses.replace(config, log_points=max(1, args.max_frames // args.check_every))
-    start = time.time()
-    parts = compiled("dqn", config, 1)
-    jax.block_until_ready(parts["init"](keys_for(1)))
-    print(f"compile: {time.time() - start:.1f} s")
-    sched = parts["program"].schedule
-    reached = []
-    for seed in range(args.seeds):
-        state = jax.block_until_ready(parts["init"](jnp.stack([jax.random.PRNGKey(seed)])))
-        start, hit = time.time(), None
-        for i in range(sched.num_intervals):
-            state, metrics = parts["interval"](state, jnp.int32(i * sched.steps_per_interval))
-            recent = float(np.asarray(metrics["recent_return"])[0])
-            elapsed = time.time() - start
-            frames = (i + 1) * sched.frames_per_interval
-            print(f"  seed {seed}  {frames:>9} frames  {elapsed:>7.1f} s  last-100 return {recent:.2f}", flush=True)
-            if recent >= args.target:
-                hit = (frames, elapsed)
-                break
-        reached.append(hit)
-        if hit is None:
-            print(f"seed {seed}: did not reach {args.target} within {sched.total_frames} frames ({elapsed:.1f} s)")
-        else:
-            print(f"seed {seed}: reached {args.target} after {hit[0]} frames, {hit[1]:.1f} s of training (+ compile)")
-    times = [hit[1] for hit in reached if hit is not None]
-    if len(times) == len(reached):
-        print(
-            f"all {len(reached)} seeds reached {args.target}: median {np.median(times) / 60:.1f} min, "
-            f"slowest {max(times) / 60:.1f} min; {machine()}"
-        )
+    seed is what a user sees; the compiled program is shared by a game's seeds. The run is the preset's
+    own (its frame budget sets the schedules), checked every `--check-every` frames and stopped at the target,
+    at the preset's last frame, or after `--minutes` of training."""
+    module = agent_module(args.algo)
+    path = args.out / "target.csv"
+    done = {(r["algo"], r["env"], int(r["seed"])) for r in read_rows(path)}
+    for game in args.games:
+        env_id, target = f"maxatar/{game}", MINATAR_DQN[game]
+        preset = args.preset or default_preset(module, env_id)
+        config = make_config(module, env_id, preset)
+        config = dataclasses.replace(config, log_points=max(1, config.total_steps // args.check_every))
+        print(f"(c) {args.algo} `{preset}` on {env_id} until the last-100-episode return reaches {target}; {machine()}")
+        start = time.time()
+        parts = compiled(args.algo, config, 1)
+        jax.block_until_ready(parts["init"](keys_for(1)))
+        compile_time = time.time() - start
+        sched = parts["program"].schedule
+        for seed in range(args.seeds):
+            if (args.algo, env_id, seed) in done:
+                print(f"  seed {seed}: already in {path}")
+                continue
+            state = jax.block_until_ready(parts["init"](jnp.stack([jax.random.PRNGKey(seed)])))
+            elapsed, hit, recent, frames = 0.0, None, float("nan"), 0
+            for i in range(sched.num_intervals):
+                start = time.time()
+                state, metrics = parts["interval"](state, jnp.int32(i * sched.steps_per_interval))
+                recent = float(np.asarray(metrics["recent_return"])[0])  # waits for the interval
+                elapsed += time.time() - start
+                frames = (i + 1) * sched.frames_per_interval
+                print(f"  seed {seed} {frames:>10} frames {elapsed:>7.1f} s  last-100 return {recent:.2f}", flush=True)
+                if recent >= target:
+                    hit = (frames, elapsed)
+                    break
+                if elapsed > args.minutes * 60:
+                    break
+            verdict = f"reached {target}" if hit else f"did not reach {target}"
+            print(f"seed {seed}: {verdict} ({frames} frames, {elapsed / 60:.1f} min of training)")
+            row = {
+                "algo": args.algo,
+                "preset": preset,
+                "env": env_id,
+                "seed": seed,
+                "target": target,
+                "reached": hit is not None,
+                "frames": frames,
+                "train_s": round(elapsed, 1),
+                "frames_per_s": round(frames / max(elapsed, 1e-9)),
+                "last100_return": round(recent, 2),
+                "compile_s": round(compile_time, 1),
+                "machine": machine(),
+            }
+            append_rows(path, [row])
+
+
+# --- (d) the README section ---
+
+
+def median(values: list[float]) -> float:
+    return float(np.median(values)) if values else float("nan")
+
+
+def bench_report(args) -> None:
+    """The agents section of the README from cartpole.csv and target.csv (the last row of each run)."""
+    lines = [
+        README_START,
+        "",
+        "<!-- Generated by `python -m benchmarks.agents_bench report --readme README.md` from "
+        "benchmarks/results/agents/; edit benchmarks/agents_bench.py, not this. -->",
+        "",
+    ]
+    cartpole = read_rows(args.out / "cartpole.csv")
+    if cartpole:
+        latest = {r["algo"]: r for r in cartpole}
+        lines += [
+            "CartPole-v1, each agent's `cartpole` preset (chosen by `--env maxatar/CartPole-v1`), seeds 0-3 trained "
+            "together in one vmapped program; greedy / most-probable-action return of each seed over 100 episodes "
+            "(`python -m benchmarks.agents_bench cartpole --seeds 4`):",
+            "",
+            "| agent | frames per seed | training s (4 seeds) | compile s | return per seed | >= 475 every seed |",
+            "|---|---|---|---|---|---|",
+        ]
+        for algo in [a for a in AGENT_MODULES if a in latest]:
+            r = latest[algo]
+            returns = [float(x) for x in r["returns"].split()]
+            ok = "yes" if min(returns) >= 475 else "**no**"
+            shown = ", ".join(f"{x:.0f}" for x in returns)
+            lines.append(
+                f"| {algo.upper()} | {int(r['frames_per_seed']):,} | {float(r['train_s']):.1f} | "
+                f"{float(r['compile_s']):.1f} | {shown} | {ok} |"
+            )
+        lines += ["", f"Machine: {latest[next(iter(latest))]['machine']}.", ""]
+    target = read_rows(args.out / "target.csv")
+    if target:
+        lines += [
+            "MinAtar games in MinAtar's setting (sticky actions 0.1, difficulty ramping, full action set), each "
+            "agent's default preset, one seed at a time on this CPU: minutes of training (compile excluded) until "
+            "the mean return of the last 100 training episodes reaches MinAtar's published DQN return "
+            "(`python -m benchmarks.agents_bench target --algo ALGO --seeds N --minutes 15`). pgx's PPO figure is "
+            "its return after 20M frames on one GPU (30-75 s; sticky 0.1, minimal action set), for scale.",
+            "",
+            "| game | agent (preset) | seeds reaching the target | minutes to target (median, slowest) | "
+            "frames to target (median) | frames/s | target (MinAtar DQN, 5M frames) | pgx PPO, 20M frames |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for game in GAMES:
+            for algo in AGENT_MODULES:
+                rows = [r for r in target if r["env"] == f"maxatar/{game}" and r["algo"] == algo]
+                if not rows:
+                    continue
+                hits = [r for r in rows if r["reached"] == "True"]
+                minutes = [float(r["train_s"]) / 60 for r in hits]
+                frames = [int(r["frames"]) for r in hits]
+                fps = median([float(r["frames_per_s"]) for r in rows])
+                timing = f"{median(minutes):.1f}, {max(minutes):.1f}" if hits else "not reached"
+                if len(hits) < len(rows):
+                    best = max(float(r["last100_return"]) for r in rows if r["reached"] != "True")
+                    longest = max(float(r["train_s"]) for r in rows) / 60
+                    timing += f" (misses ended at {best:.1f} after {longest:.1f} min)"
+                lines.append(
+                    f"| {game.split('-')[0]} | {algo.upper()} (`{rows[0]['preset']}`) | {len(hits)}/{len(rows)} | "
+                    f"{timing} | {median(frames) / 1e6:.2f}M | {fps:,.0f} | {MINATAR_DQN[game]} | {PGX_PPO[game]} |"
+                )
+        lines += ["", f"Machine: {target[-1]['machine']}.", ""]
+    lines.append(README_END)
+    section = "\n".join(lines)
+    print(section)
+    if args.readme:
+        text = args.readme.read_text()
+        start, end = text.find(README_START), text.find(README_END)
+        if start < 0 or end < start:
+            raise SystemExit(f"{args.readme} has no {README_START} ... {README_END} markers")
+        args.readme.write_text(text[:start] + section + text[end + len(README_END) :])
 
 
 def main() -> None:
@@ -170,19 +320,26 @@ def main() -> None:
     sub = parser.add_subparsers(dest="part", required=True)
     a = sub.add_parser("cartpole", help="(a) the CartPole presets reach 475 on every seed")
     a.add_argument("--seeds", type=int, default=4)
+    a.add_argument("--algos", nargs="+", default=list(AGENT_MODULES), choices=list(AGENT_MODULES))
     b = sub.add_parser("throughput", help="(b) DQN minatar preset frames/s against MinAtar's PyTorch DQN")
     b.add_argument("--env", default="maxatar/Breakout-v0")
     b.add_argument("--frames", type=int, default=20_000)
     b.add_argument("--seeds-list", type=int, nargs="+", default=[1, 4], help="seed counts to time (vmapped)")
     b.add_argument("--reference", help="path of MinAtar's examples/dqn.py")
-    c = sub.add_parser("fast", help="(c) time for the fast preset to reach a return")
-    c.add_argument("--env", default="maxatar/Breakout-v0")
-    c.add_argument("--target", type=float, default=10.0)
-    c.add_argument("--max-frames", type=int, default=3_000_000)
-    c.add_argument("--check-every", type=int, default=32_000, help="frames between checks of the return")
-    c.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1, each trained alone in turn")
+    c = sub.add_parser("target", help="(c) time for an agent to reach MinAtar's DQN return on each game")
+    c.add_argument("--algo", default="pqn", choices=list(AGENT_MODULES))
+    c.add_argument("--preset", help="default: the agent's preset for each game")
+    c.add_argument("--games", nargs="+", default=GAMES, choices=GAMES)
+    c.add_argument("--minutes", type=float, default=15.0, help="training time cap per seed")
+    c.add_argument("--check-every", type=int, default=250_000, help="frames between checks of the return")
+    c.add_argument("--seeds", type=int, default=1, help="seeds 0..N-1, each trained alone in turn")
+    d = sub.add_parser("report", help="(d) the README section from the results files")
+    d.add_argument("--readme", type=Path, help="rewrite this file's agents section (between the markers)")
+    for p in (a, c, d):
+        p.add_argument("--out", type=Path, default=RESULTS, help="results directory")
     args = parser.parse_args()
-    {"cartpole": bench_cartpole, "throughput": bench_throughput, "fast": bench_fast}[args.part](args)
+    parts = {"cartpole": bench_cartpole, "throughput": bench_throughput, "target": bench_target}
+    {**parts, "report": bench_report}[args.part](args)
 
 
 if __name__ == "__main__":

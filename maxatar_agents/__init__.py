@@ -1,15 +1,19 @@
-"""Baseline agents for MaxAtar: DQN (`maxatar_agents.dqn`) and discrete SAC (`maxatar_agents.sac`).
+"""Baseline agents for MaxAtar: DQN (`maxatar_agents.dqn`), discrete SAC (`maxatar_agents.sac`), PPO
+(`maxatar_agents.ppo`) and PQN (`maxatar_agents.pqn`).
 
 Each agent is one file, readable top to bottom: its `Config` and presets, its losses as plain functions, its
 update and acting rule, and `make_train(config) -> train(key)`, a pure function that runs a whole training
 run as one jitted program and can be vmapped over seeds. What the agents share lives once:
 
 * `program`: the shape of a run (init, logging intervals, evaluation) and `make_train`;
-* `off_policy`: the off-policy skeleton (acting, stepping, replay buffer, update schedule, target update);
+* `off_policy`: the off-policy skeleton of DQN and SAC (acting, stepping, replay buffer, update schedule,
+  target update);
+* `on_policy`: the on-policy skeleton of PPO and PQN (rollouts, per-sample targets, minibatch epochs);
 * `networks`, `evaluation`: encoders and heads; returns measured inside JAX;
-* `configs`, `registry`, `checkpoint`: config <-> text and JSON, the agents by name, safe save/load;
+* `configs`, `registry`, `checkpoint`: config <-> text and JSON, presets chosen by environment
+  (`make_config`), the agents by name, safe save/load;
 * `runner`, `artifacts`, `cli`: one interval at a time with checkpoints, the files a run writes, and the
   command line generated from each `Config`.
 
-    python -m maxatar_agents.dqn --env maxatar/Breakout-v0 --preset minatar --seeds 4 --out runs/breakout
+    python -m maxatar_agents.pqn --env maxatar/Breakout-v0 --seeds 4 --out runs/breakout
 """

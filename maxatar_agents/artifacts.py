@@ -153,7 +153,7 @@ def write_summary(plan: Plan, progress: Progress, summary: dict[str, Any], out: 
     plot_learning_curve(out / "learning_curve.png", progress.rows, f"{plan.algorithm.upper()} on {plan.config.env_id}")
     per_seed = summary["final_eval_return_per_seed"]
     print(
-        f"final {'greedy' if plan.algorithm == 'dqn' else 'deterministic'} evaluation: mean return "
+        f"final evaluation (greedy / most probable action): mean return "
         f"{summary['final_eval_return_mean']:.2f} (per seed: {', '.join(f'{r:.1f}' for r in per_seed)}); "
         f"artefacts in {out}",
         file=sys.stderr,

@@ -140,9 +140,9 @@ def config_for(meta: dict[str, Any]):
 def load_policy(path: str | Path, seed_index: int | None = None) -> tuple[str, Callable]:
     """The trained policy of a checkpoint: `(env_id, act_fn)` with `act_fn(params_or_none, obs) -> action`.
 
-    `path` is a run directory or its checkpoint file. The policy is the evaluation policy (greedy for DQN,
-    most probable action for SAC) of one seed: `seed_index`, or by default the seed with the best final
-    evaluation (the first seed if the run has not finished). `obs` may carry leading batch axes. `act_fn`
+    `path` is a run directory or its checkpoint file. The policy is the evaluation policy (greedy for DQN
+    and PQN, most probable action for SAC and PPO) of one seed: `seed_index`, or by default the seed with
+    the best final evaluation (the first seed if the run has not finished). `obs` may carry leading batch axes. `act_fn`
     is a `jax.tree_util.Partial` holding the params, so passing it into a jitted function passes the
     weights as arguments rather than compiling them in as constants.
     """

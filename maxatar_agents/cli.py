@@ -28,12 +28,13 @@ import numpy as np
 from jax.sharding import Mesh
 
 from maxatar import sharding
-from maxatar_agents import artifacts, checkpoint, runner
+from maxatar_agents import artifacts, checkpoint, configs, runner
 from maxatar_agents.configs import (
     canonical_env_id,
     config_diff,
     config_from_dict,
     config_to_dict,
+    default_preset,
     field_comments,
     field_types,
     parse_value,
@@ -69,7 +70,12 @@ def build_parser(algorithm: str, module) -> argparse.ArgumentParser:
         description=f"Train {algorithm.upper()} on a MaxAtar environment (all seeds in one jitted program).",
         epilog=f"config fields for --set: {fields}",
     )
-    parser.add_argument("--preset", help=f"one of: {', '.join(module.PRESETS)} (default: {module.DEFAULT_PRESET})")
+    chosen = ", ".join(f"{preset} on {env_id.split('/')[-1]}" for env_id, preset in module.ENV_PRESETS.items())
+    parser.add_argument(
+        "--preset",
+        help=f"one of: {', '.join(module.PRESETS)} (default: chosen from --env: {chosen}, "
+        f"{module.DEFAULT_PRESET} otherwise)",
+    )
     parser.add_argument("--seeds", type=int, help="number of seeds trained together (default 1)")
     parser.add_argument("--seed", type=int, help="first seed; seed i uses PRNGKey(seed + i) (default 0)")
     parser.add_argument(
@@ -122,17 +128,11 @@ def _parse_option(text: str, kind: Any) -> Any:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def make_config(args: argparse.Namespace, module, base: Any | None = None) -> Any:
-    """Preset, then the field options (--env, --total-steps, ...) and --set on top, in that order. With
-    `base` (a checkpoint's config) and no --preset, the overrides apply to `base`."""
-    if base is None or args.preset is not None:
-        preset = args.preset or module.DEFAULT_PRESET
-        if preset not in module.PRESETS:
-            raise UsageError(f"unknown preset {preset!r}; known presets: {', '.join(module.PRESETS)}")
-        values = config_to_dict(module.Config(**module.PRESETS[preset]))
-    else:
-        values = config_to_dict(base)
-    values.update({dest.partition(":")[2]: v for dest, v in vars(args).items() if dest.startswith("field:")})
+def make_config(args: argparse.Namespace, module, base: Any | None = None) -> tuple[Any, str | None]:
+    """The config and the name of its preset: the preset (--preset, or the one chosen for the environment),
+    then the field options (--env, --total-steps, ...) and --set on top, in that order. With `base` (a
+    checkpoint's config) and no --preset, the overrides apply to `base` and the preset is None."""
+    overrides = {dest.partition(":")[2]: v for dest, v in vars(args).items() if dest.startswith("field:")}
     hints = field_types(module.Config)
     for item in args.set:
         name, sep, text = item.partition("=")
@@ -140,15 +140,21 @@ def make_config(args: argparse.Namespace, module, base: Any | None = None) -> An
         if not sep or name not in hints:
             raise UsageError(f"--set expects FIELD=VALUE with FIELD one of: {', '.join(hints)}; got {item!r}")
         try:
-            values[name] = parse_value(text, hints[name])
+            overrides[name] = parse_value(text, hints[name])
         except ValueError as error:
             raise UsageError(f"--set {item}: {error}") from None
+    preset = args.preset
+    if preset is not None and preset not in module.PRESETS:
+        raise UsageError(f"unknown preset {preset!r}; known presets: {', '.join(module.PRESETS)}")
     try:
-        values["env_id"] = canonical_env_id(values["env_id"])
-    except (ValueError, TypeError) as error:
-        raise UsageError(str(error)) from None
-    try:
-        return config_from_dict(module.Config, values)
+        if base is not None and preset is None:
+            values = {**config_to_dict(base), **overrides}
+            values["env_id"] = canonical_env_id(values["env_id"])
+            return config_from_dict(module.Config, values), None
+        env_id = overrides.pop("env_id", None)
+        if preset is None:
+            preset = default_preset(module, env_id or module.Config.env_id)
+        return configs.make_config(module, env_id, preset, **overrides), preset
     except (TypeError, ValueError) as error:
         raise UsageError(f"invalid config: {error}") from None
 
@@ -222,7 +228,7 @@ def plan_run(algorithm: str, module, args: argparse.Namespace, out: Path) -> run
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {str(out)!r} exists and is not a directory")
     if not args.resume:
-        config = make_config(args, module)
+        config, preset = make_config(args, module)
         num_seeds = 1 if args.seeds is None else args.seeds
         if num_seeds < 1:
             raise UsageError(f"--seeds must be >= 1, got {num_seeds}")
@@ -231,7 +237,7 @@ def plan_run(algorithm: str, module, args: argparse.Namespace, out: Path) -> run
             raise UsageError(f"{str(out)!r} already holds a run; pass --resume to continue it, or choose another --out")
         prepare_out(out)
         seeds = list(range(first, first + num_seeds))
-        return runner.Plan(algorithm, config, seeds, args.preset or module.DEFAULT_PRESET, None)
+        return runner.Plan(algorithm, config, seeds, preset, None)
 
     if not checkpoint.exists(out):
         raise UsageError(f"--resume: no checkpoint in {str(out)!r}")
@@ -242,7 +248,7 @@ def plan_run(algorithm: str, module, args: argparse.Namespace, out: Path) -> run
         raise UsageError(str(error)) from None
     if meta["algorithm"] != algorithm:
         raise UsageError(f"the checkpoint in {str(out)!r} is a {meta['algorithm']} run, not {algorithm}")
-    config = make_config(args, module, base=saved_config)
+    config, preset = make_config(args, module, base=saved_config)
     if config.env_id != meta["env_id"]:
         raise UsageError(f"the checkpoint in {str(out)!r} is for {meta['env_id']}, not {config.env_id}")
     diff = config_diff(saved_config, config)
@@ -255,7 +261,7 @@ def plan_run(algorithm: str, module, args: argparse.Namespace, out: Path) -> run
     if args.seed is not None and args.seed != seeds[0]:
         raise UsageError(f"the checkpoint starts at seed {seeds[0]}, --seed says {args.seed}")
     prepare_out(out)
-    return runner.Plan(algorithm, config, seeds, args.preset or meta.get("preset"), meta)
+    return runner.Plan(algorithm, config, seeds, preset or meta.get("preset"), meta)
 
 
 # --- the run ---

@@ -114,3 +114,29 @@ def canonical_env_id(env_id: str) -> str:
     maxatar.make(env_id)
     name = env_id.split(":")[-1]
     return name if name.startswith("maxatar/") else f"maxatar/{name}"
+
+
+def default_preset(module: Any, env_id: str) -> str:
+    """The preset an agent uses on `env_id` when none is named, as RL Baselines3 Zoo picks hyperparameters by
+    environment: the agent module's `ENV_PRESETS` entry for the id, else its `DEFAULT_PRESET` (the one for
+    the MinAtar games)."""
+    return module.ENV_PRESETS.get(canonical_env_id(env_id), module.DEFAULT_PRESET)
+
+
+def make_config(module: Any, env_id: str | None = None, preset: str | None = None, **overrides: Any) -> Any:
+    """An agent's config from Python as the command line builds it: the preset (by default the one chosen
+    for `env_id`), then `env_id` and the overrides on top. Without `env_id`, the preset's environment (or
+    the `Config` default) is used.
+
+        config = make_config(ppo, "maxatar/CartPole-v1")  # the `cartpole` preset
+        result = ppo.make_train(config)(jax.random.PRNGKey(0))
+    """
+    if preset is None:
+        preset = default_preset(module, env_id or module.Config.env_id)
+    if preset not in module.PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; known presets: {', '.join(module.PRESETS)}")
+    values = {**module.PRESETS[preset], **overrides}
+    if env_id is not None:
+        values["env_id"] = env_id
+    values["env_id"] = canonical_env_id(values.get("env_id", module.Config.env_id))
+    return module.Config(**values)

@@ -34,7 +34,9 @@ from maxatar_agents.off_policy import Transition
 from maxatar_agents.program import Program, TrainResult, env_from_config
 
 ALGORITHM = "dqn"
-DEFAULT_PRESET = "minatar"
+DEFAULT_PRESET = "minatar"  # the MinAtar games
+# The preset by environment when none is named (`configs.default_preset`); DEFAULT_PRESET otherwise.
+ENV_PRESETS = {"maxatar/CartPole-v1": "cartpole", "maxatar/Doors-v0": "doors"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,16 +90,24 @@ PRESETS: dict[str, dict[str, Any]] = {
         batch_size=128, target_update_every=250, n_step=3, double_q=True,
         optimizer="adam", lr=2.5e-4, adam_eps=1.5e-4,
     ),
-    # CartPole-v1 in 100k frames: one environment, an update of 64 samples every 2 frames with Adam and
-    # gradient clipping, a target copy every 128 updates, a wider network and a short epsilon decay
-    # (close to the RL Baselines3 Zoo settings). DQN's greedy policy on CartPole is unstable from one interval
-    # to the next, so the preset keeps the best evaluated params (`keep_best`); see benchmarks/agents_bench.py.
+    # CartPole-v1 in 100k frames: 4 environments and one update of 64 samples per vector step with Adam
+    # and gradient clipping, a target copy every 128 updates, a short epsilon decay (close to the RL
+    # Baselines3 Zoo settings). DQN's greedy policy on CartPole is unstable from one interval to the next,
+    # so the preset keeps the best evaluated params (`keep_best`); see benchmarks/agents_bench.py.
     "cartpole": dict(
-        env_id="maxatar/CartPole-v1", total_steps=100_000, log_points=50, keep_best=True,
-        buffer_size=100_000, learning_starts=1_000, batch_size=64, train_every=2, target_update_every=128,
+        env_id="maxatar/CartPole-v1", total_steps=100_000, num_envs=4, log_points=50, keep_best=True,
+        buffer_size=100_000, learning_starts=1_000, batch_size=64, train_every=1, target_update_every=128,
         epsilon_frames=8_000, epsilon_end=0.04,
         optimizer="adam", lr=1e-3, max_grad_norm=10.0,
-        hidden=(256, 256),
+        hidden=(128, 128),
+    ),
+    # Doors: 8 environments, an update of 64 samples per vector step with Adam, 3-step returns (the reward
+    # is the step's progress towards the goal, so short returns carry the signal), a 50k-frame decay.
+    "doors": dict(
+        env_id="maxatar/Doors-v0", total_steps=200_000, num_envs=8, log_points=20,
+        buffer_size=50_000, learning_starts=2_000, batch_size=64, target_update_every=250, n_step=3,
+        epsilon_frames=50_000, epsilon_end=0.05,
+        optimizer="adam", lr=1e-3,
     ),
 }
 # fmt: on

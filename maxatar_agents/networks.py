@@ -7,8 +7,13 @@
 * Integer-coded observations (Doors, codes 0..nvec-1): one-hot, then flatten.
 * Float vectors (CartPole): used as they are.
 
-Weights start like PyTorch's `nn.Linear` / `nn.Conv2d` defaults (uniform, bound 1/sqrt(fan_in)), as in the
-reference MinAtar DQN, so the published step sizes see the scale they were tuned for (biases start at 0).
+Heads: `MLPHead` (DQN, SAC: one output per action), `ActorCritic` (PPO: policy logits and a value on one
+encoder) and `MLPHead` with `layer_norm` (PQN, whose stability without a target network rests on it).
+
+DQN's and SAC's weights start like PyTorch's `nn.Linear` / `nn.Conv2d` defaults (uniform, bound
+1/sqrt(fan_in)), as in the reference MinAtar DQN, so the published step sizes see the scale they were tuned
+for (biases start at 0). PPO's dense layers start scaled by a gain per layer (small for the policy's output), as in the PPO
+implementations it follows.
 """
 
 from __future__ import annotations
@@ -77,20 +82,58 @@ def encoder_for(env: Environment, conv_features: int = 16) -> Encoder:
 
 
 class MLPHead(nn.Module):
-    """Encoder, ReLU hidden layers, then a linear layer with one output per action (Q-values or logits)."""
+    """Encoder, ReLU hidden layers (each normalised first with `layer_norm`), then a linear layer with one
+    output per action (Q-values or logits)."""
 
     encoder: Encoder
     hidden: Sequence[int]
     num_outputs: int
+    layer_norm: bool = False
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> jax.Array:
         x = self.encoder(obs)
         for width in self.hidden:
-            x = nn.relu(Dense(width)(x))
+            x = Dense(width)(x)
+            x = nn.relu(nn.LayerNorm()(x) if self.layer_norm else x)
         return Dense(self.num_outputs)(x)
 
 
-def make_network(env: Environment, hidden: Sequence[int], conv_features: int = 16) -> MLPHead:
+def make_network(env: Environment, hidden: Sequence[int], conv_features: int = 16, layer_norm: bool = False) -> MLPHead:
     """One output per action of `env`, on top of the encoder its observations need."""
-    return MLPHead(encoder_for(env, conv_features), tuple(hidden), env.num_actions)
+    return MLPHead(encoder_for(env, conv_features), tuple(hidden), env.num_actions, layer_norm)
+
+
+def scaled_dense(features: int, gain: float) -> nn.Dense:
+    """A dense layer whose outputs start with about `gain` times the scale of its inputs (normal weights of
+    variance gain^2 / fan_in, zero biases): the role orthogonal initialisation plays in PureJaxRL's PPO,
+    without its QR decomposition, a LAPACK call that intermittently deadlocked XLA's CPU runtime inside the
+    vmapped training program (see docs/architecture.md)."""
+    return nn.Dense(features, kernel_init=nn.initializers.variance_scaling(gain**2, "fan_in", "normal"))
+
+
+class ActorCritic(nn.Module):
+    """One encoder, then two MLPs of `hidden` layers: policy logits (num_actions) and a state value. The
+    output layers start small for the policy (near-uniform at first) and at gain 1 for the value."""
+
+    encoder: Encoder
+    hidden: Sequence[int]
+    num_actions: int
+    activation: str = "tanh"
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        activation = {"tanh": nn.tanh, "relu": nn.relu}[self.activation]
+        x = self.encoder(obs)
+        logits, value = x, x
+        for width in self.hidden:
+            logits = activation(scaled_dense(width, 2**0.5)(logits))
+            value = activation(scaled_dense(width, 2**0.5)(value))
+        return scaled_dense(self.num_actions, 0.01)(logits), scaled_dense(1, 1.0)(value)[..., 0]
+
+
+def make_actor_critic(
+    env: Environment, hidden: Sequence[int], conv_features: int = 16, activation: str = "tanh"
+) -> ActorCritic:
+    """Policy logits and value for `env`, on top of the encoder its observations need."""
+    return ActorCritic(encoder_for(env, conv_features), tuple(hidden), env.num_actions, activation)

@@ -19,20 +19,21 @@ class Schedule(NamedTuple):
     """How a run is cut into logging intervals. Every interval is the same jitted computation, so running
     them one by one (with checkpoints between) gives exactly the result of one scan over all of them."""
 
-    steps_per_interval: int  # vector steps (each steps every environment of a seed once)
+    steps_per_interval: int  # iterations of the interval's scan: vector steps, or rollouts for on-policy agents
     num_intervals: int
     frames_per_interval: int
     total_frames: int  # total_steps rounded up to whole intervals
 
 
-def schedule(total_steps: int, log_points: int, num_envs: int) -> Schedule:
-    """At most `log_points` intervals of whole vector steps covering at least `total_steps` frames (fewer
-    intervals when the run has fewer vector steps than that)."""
-    vector_steps = math.ceil(total_steps / num_envs)
-    intervals = min(log_points, vector_steps)
-    steps = math.ceil(vector_steps / intervals)
-    intervals = math.ceil(vector_steps / steps)
-    return Schedule(steps, intervals, steps * num_envs, steps * num_envs * intervals)
+def schedule(total_steps: int, log_points: int, frames_per_step: int) -> Schedule:
+    """At most `log_points` intervals of whole steps covering at least `total_steps` frames (fewer intervals
+    when the run has fewer steps than that). A step is one vector step (`frames_per_step` = num_envs) or,
+    for on-policy agents, one rollout (num_envs * num_steps)."""
+    steps_needed = math.ceil(total_steps / frames_per_step)
+    intervals = min(log_points, steps_needed)
+    steps = math.ceil(steps_needed / intervals)
+    intervals = math.ceil(steps_needed / steps)
+    return Schedule(steps, intervals, steps * frames_per_step, steps * frames_per_step * intervals)
 
 
 class Program(NamedTuple):

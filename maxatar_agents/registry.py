@@ -6,7 +6,12 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-AGENT_MODULES = {"dqn": "maxatar_agents.dqn", "sac": "maxatar_agents.sac"}
+AGENT_MODULES = {
+    "dqn": "maxatar_agents.dqn",
+    "sac": "maxatar_agents.sac",
+    "ppo": "maxatar_agents.ppo",
+    "pqn": "maxatar_agents.pqn",
+}
 
 
 def agent_module(algorithm: str) -> ModuleType:

@@ -41,7 +41,9 @@ from maxatar_agents.off_policy import Transition
 from maxatar_agents.program import Program, TrainResult, env_from_config
 
 ALGORITHM = "sac"
-DEFAULT_PRESET = "minatar"
+DEFAULT_PRESET = "minatar"  # the MinAtar games
+# The preset by environment when none is named (`configs.default_preset`); DEFAULT_PRESET otherwise.
+ENV_PRESETS = {"maxatar/CartPole-v1": "cartpole", "maxatar/Doors-v0": "doors"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,6 +86,14 @@ PRESETS: dict[str, dict[str, Any]] = {
         target_update_every=1, tau=0.01,
         actor_lr=5e-4, critic_lr=5e-4, alpha_lr=5e-4, target_entropy_scale=0.7,
         hidden=(128, 128),
+    ),
+    # Doors: 8 environments, an update of 64 samples per vector step, soft target updates, and a lower
+    # target entropy (the grid has one best move in most cells).
+    "doors": dict(
+        env_id="maxatar/Doors-v0", total_steps=200_000, num_envs=8, log_points=20,
+        buffer_size=50_000, learning_starts=2_000, batch_size=64, train_every=1,
+        target_update_every=1, tau=0.01,
+        actor_lr=5e-4, critic_lr=5e-4, alpha_lr=5e-4, target_entropy_scale=0.5,
     ),
 }
 # fmt: on

@@ -17,20 +17,28 @@ import numpy as np
 import pytest
 
 import maxatar
-from maxatar_agents import checkpoint, cli, dqn, runner, sac
+from maxatar_agents import checkpoint, cli, dqn, ppo, pqn, runner, sac
 from maxatar_agents.configs import config_to_dict
 from maxatar_agents.evaluation import episode_stats_init, episode_stats_update, recent_return
 from maxatar_agents.networks import patches3x3
 from maxatar_agents.off_policy import Transition
 
-AGENTS = {"dqn": dqn, "sac": sac}
+AGENTS = {"dqn": dqn, "sac": sac, "ppo": ppo, "pqn": pqn}
 SEEDS = 2
 # A short CartPole run: long enough to beat random play clearly, short enough for CI.
 OVERRIDES = {
-    "dqn": {"total_steps": 12_000, "learning_starts": 1_000, "epsilon_frames": 4_000, "log_points": 4},
-    "sac": {"total_steps": 12_000, "learning_starts": 1_000, "log_points": 4},
+    "dqn": {
+        "total_steps": 12_000,
+        "learning_starts": 1_000,
+        "epsilon_frames": 4_000,
+        "log_points": 4,
+        "buffer_size": 20_000,
+    },
+    "sac": {"total_steps": 12_000, "learning_starts": 1_000, "log_points": 4, "buffer_size": 20_000},
+    "ppo": {"total_steps": 40_000, "log_points": 4},
+    "pqn": {"total_steps": 40_000, "log_points": 4},
 }
-COMMON = {"eval_episodes": 16, "buffer_size": 20_000}
+COMMON = {"eval_episodes": 16}
 
 
 def make_test_config(algorithm: str):
@@ -91,9 +99,12 @@ def assert_trees_equal(a, b):
 
 def test_agent_beats_random_play_on_cartpole(algorithm):
     result = whole_run(algorithm)
-    # The first logged interval is mostly uniformly random play: that is the baseline (about 22 on CartPole).
-    random_return = float(np.nanmean(result.metrics["recent_return"][:, 0]))
-    assert random_return < 40
+    # Uniformly random play returns about 22 on CartPole. The off-policy agents' first logged interval is
+    # mostly such play; the on-policy agents learn from their first rollout on, so theirs is higher already.
+    random_return = 22.0
+    first = result.metrics["recent_return"][:, 0]
+    if algorithm in ("dqn", "sac"):
+        assert np.all(first < 40), first
     per_seed = result.eval_returns.mean(axis=1)
     assert per_seed.shape == (SEEDS,)
     assert np.all(per_seed > 3 * random_return), (random_return, per_seed)

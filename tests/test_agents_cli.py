@@ -7,18 +7,28 @@ import dataclasses
 
 import pytest
 
-from maxatar_agents import cli, dqn, sac
-from maxatar_agents.configs import field_comments, field_types
-from maxatar_agents.registry import agent_module
+from maxatar_agents import cli, dqn, ppo, pqn, sac
+from maxatar_agents.configs import field_comments, field_types, make_config
+from maxatar_agents.registry import AGENT_MODULES, agent_module
+
+MODULES = [dqn, sac, ppo, pqn]
 
 
-def config_from(algorithm: str, *argv: str):
+def config_and_preset(algorithm: str, *argv: str):
     module = agent_module(algorithm)
     args = cli.build_parser(algorithm, module).parse_args([*argv, "--out", "unused"])
     return cli.make_config(args, module)
 
 
-@pytest.mark.parametrize("module", [dqn, sac], ids=["dqn", "sac"])
+def config_from(algorithm: str, *argv: str):
+    return config_and_preset(algorithm, *argv)[0]
+
+
+def test_every_agent_is_registered():
+    assert sorted(AGENT_MODULES) == sorted(module.ALGORITHM for module in MODULES)
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.ALGORITHM)
 def test_every_config_field_is_an_option_with_its_comment_as_help(module):
     algorithm = module.ALGORITHM
     parser = cli.build_parser(algorithm, module)
@@ -53,3 +63,31 @@ def test_a_bad_field_value_is_a_usage_error(capsys):
         config_from("dqn", "--batch-size", "abc")
     assert stop.value.code == 2
     assert "argument --batch-size" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.ALGORITHM)
+def test_the_preset_is_chosen_from_the_environment(module):
+    algorithm = module.ALGORITHM
+    for env_id, preset in [*module.ENV_PRESETS.items(), ("maxatar/Seaquest-v0", module.DEFAULT_PRESET)]:
+        short = env_id.split("/")[-1]
+        config, chosen = config_and_preset(algorithm, "--env", short)
+        assert chosen == preset and config.env_id == env_id
+        assert config == module.Config(**{**module.PRESETS[preset], "env_id": env_id})
+        assert make_config(module, short) == config  # the same choice from Python
+    # No --env: the Config's environment and its preset; --preset overrides the choice, --env the preset's.
+    config, chosen = config_and_preset(algorithm)
+    assert (config.env_id, chosen) == (module.Config.env_id, module.DEFAULT_PRESET)
+    config, chosen = config_and_preset(algorithm, "--env", "Breakout-v0", "--preset", "cartpole")
+    assert (config.env_id, chosen) == ("maxatar/Breakout-v0", "cartpole")
+    assert config.total_steps == module.PRESETS["cartpole"]["total_steps"]
+    config, chosen = config_and_preset(algorithm, "--set", "env_id=CartPole-v1")
+    assert (config.env_id, chosen) == ("maxatar/CartPole-v1", "cartpole")
+
+
+def test_an_unknown_preset_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main("ppo", ["--preset", "atari", "--out", "unused"])
+    assert stop.value.code == 2
+    assert "unknown preset 'atari'" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="unknown preset"):
+        make_config(ppo, "CartPole-v1", preset="atari")

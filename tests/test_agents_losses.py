@@ -10,8 +10,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from maxatar_agents import dqn, off_policy, sac
+from maxatar_agents import dqn, off_policy, on_policy, ppo, pqn, sac
 from maxatar_agents.off_policy import Transition
+from maxatar_agents.on_policy import Rollout
 
 
 def table(params, obs):
@@ -133,3 +134,113 @@ def test_target_network_moves_every_kth_update_by_tau():
     online, target = jnp.float32(1.0), jnp.float32(0.0)
     assert float(off_policy.update_target(online, target, jnp.int32(1), Every2)) == 0.0
     assert float(off_policy.update_target(online, target, jnp.int32(2), Every2)) == pytest.approx(0.25)
+
+
+# --- the on-policy agents: one environment, three steps (T = 3, N = 1) ---
+
+
+def rollout(reward, terminated, truncated=(False, False, False)) -> Rollout:
+    column = lambda values, dtype: jnp.asarray(values, dtype)[:, None]
+    zeros = jnp.zeros((3, 1), jnp.int32)
+    ends = column(terminated, bool), column(truncated, bool)
+    return Rollout(zeros, zeros, column(reward, jnp.float32), *ends, extras=None)
+
+
+def test_gae_by_hand():
+    gamma, lam = 0.5, 0.5
+    values = jnp.array([[1.0], [2.0], [4.0]])
+    # Step 1 terminates: the advantage of step 1 does not look past it, nor does step 0's recursion.
+    steps = rollout(reward=[1.0, 2.0, 3.0], terminated=[False, True, False])
+    advantages, targets = ppo.gae(steps, values, jnp.array([8.0]), gamma, lam)
+    a2 = 3.0 + 0.5 * 8.0 - 4.0  # 3
+    a1 = 2.0 - 2.0  # 0, no bootstrap
+    a0 = (1.0 + 0.5 * 2.0 - 1.0) + 0.25 * a1  # 1
+    np.testing.assert_allclose(advantages[:, 0], [a0, a1, a2])
+    np.testing.assert_allclose(targets[:, 0], [a0 + 1.0, a1 + 2.0, a2 + 4.0])
+    # A time limit cuts the same way (no bootstrap past it; see on_policy).
+    truncated = rollout(reward=[1.0, 2.0, 3.0], terminated=[False, False, False], truncated=[False, True, False])
+    np.testing.assert_allclose(ppo.gae(truncated, values, jnp.array([8.0]), gamma, lam)[0], advantages)
+    # lambda = 1 without episode ends: the discounted return to the end plus gamma^k V(last) minus V.
+    through = ppo.gae(rollout([1.0, 2.0, 3.0], [False] * 3), values, jnp.array([8.0]), gamma, 1.0)[1]
+    np.testing.assert_allclose(through[0, 0], 1.0 + 0.5 * 2.0 + 0.25 * 3.0 + 0.125 * 8.0)
+
+
+PPO_LOGITS = jnp.log(jnp.array([[0.5, 0.5], [0.8, 0.2]]))  # state 0: (1/2, 1/2), state 1: (0.8, 0.2)
+PPO_VALUES = jnp.array([1.0, -1.0])
+
+
+def actor_critic_table(params, obs):
+    return params["logits"][obs], params["values"][obs]
+
+
+def ppo_samples(old_prob, advantage, old_value, target):
+    return ppo.Samples(
+        obs=jnp.array([0, 1]),
+        action=jnp.array([0, 1]),
+        log_prob=jnp.log(jnp.asarray(old_prob)),
+        value=jnp.asarray(old_value),
+        advantage=jnp.asarray(advantage),
+        target=jnp.asarray(target),
+    )
+
+
+def test_ppo_loss_clips_the_ratio_and_the_value_by_hand():
+    params = {"logits": PPO_LOGITS, "values": PPO_VALUES}
+    # New probabilities of the taken actions: 0.5 and 0.2. Old: 0.25 and 0.4, so ratios 2.0 and 0.5.
+    # Advantages (1, -1) normalise to (1, -1) (population std 1).
+    samples = ppo_samples([0.25, 0.4], [3.0, 1.0], old_value=[0.0, 0.0], target=[2.0, 0.0])
+    loss = lambda **k: ppo.ppo_loss(params, samples, apply=actor_critic_table, **k)
+    total, (policy, value, entropy, approx_kl) = loss(clip_eps=0.2, clip_value=False, vf_coef=0.5, ent_coef=0.1)
+    # min(2 * 1, 1.2 * 1) = 1.2 and min(0.5 * -1, 0.8 * -1) = -0.8: policy loss -(1.2 - 0.8) / 2.
+    np.testing.assert_allclose(policy, -0.2, rtol=1e-6)
+    np.testing.assert_allclose(value, 0.5 * ((1.0 - 2.0) ** 2 + (-1.0 - 0.0) ** 2) / 2, rtol=1e-6)
+    h = lambda p: -sum(x * math.log(x) for x in p)
+    np.testing.assert_allclose(entropy, (h([0.5, 0.5]) + h([0.8, 0.2])) / 2, rtol=1e-6)
+    np.testing.assert_allclose(approx_kl, ((1.0 - math.log(2.0)) + (-0.5 + math.log(2.0))) / 2, rtol=1e-6)
+    np.testing.assert_allclose(total, policy + 0.5 * value - 0.1 * entropy, rtol=1e-6)
+    # Value clipping: V_old + clip(V - V_old) = (0.2, -0.2); the larger squared error counts per sample:
+    # sample 0: max((1 - 2)^2, (0.2 - 2)^2) = 3.24, sample 1: max((-1)^2, (-0.2)^2) = 1.
+    _, (_, clipped, _, _) = loss(clip_eps=0.2, clip_value=True, vf_coef=0.5, ent_coef=0.1)
+    np.testing.assert_allclose(clipped, 0.5 * (3.24 + 1.0) / 2, rtol=1e-6)
+
+
+def test_ppo_loss_gradient_stops_where_the_ratio_is_clipped():
+    params = {"logits": PPO_LOGITS, "values": PPO_VALUES}
+    # Sample 0's ratio (2.0) is clipped with a positive advantage: no policy gradient through state 0.
+    # Sample 1's ratio is 1, inside the clip range: its gradient flows.
+    samples = ppo_samples([0.25, 0.2], [3.0, 1.0], old_value=[1.0, -1.0], target=[1.0, -1.0])
+    loss = lambda p: ppo.ppo_loss(p, samples, apply=actor_critic_table, clip_eps=0.2, clip_value=False,
+                                  vf_coef=0.5, ent_coef=0.0)[0]  # fmt: skip
+    grads = jax.grad(loss)(params)
+    np.testing.assert_array_equal(grads["logits"][0], 0.0)
+    assert np.all(np.asarray(grads["logits"][1]) != 0.0)
+    np.testing.assert_array_equal(grads["values"], 0.0)  # the values already equal their targets
+
+
+def test_sample_categorical_inverts_the_cdf():
+    logits = jnp.log(jnp.array([0.2, 0.5, 0.3]))
+    u = jnp.array([0.0, 0.19, 0.21, 0.69, 0.71, 0.999999])
+    np.testing.assert_array_equal(on_policy.sample_categorical(jnp.broadcast_to(logits, (6, 3)), u), [0, 0, 1, 1, 2, 2])
+
+
+def test_q_lambda_returns_by_hand():
+    gamma, lam = 0.5, 0.5
+    next_max_q = jnp.array([[2.0], [4.0], [8.0]])  # max Q of the observation after each step
+    steps = rollout(reward=[1.0, 2.0, 3.0], terminated=[False, True, False])
+    returns = pqn.q_lambda_returns(steps, next_max_q, gamma, lam, reward_scale=1.0)
+    g2 = 3.0 + 0.5 * 8.0  # the last step bootstraps fully: 7
+    g1 = 2.0  # terminated
+    g0 = 1.0 + 0.5 * (0.5 * 2.0 + 0.5 * g1)  # 2
+    np.testing.assert_allclose(returns[:, 0], [g0, g1, g2])
+    # lambda = 0 is one-step Q-learning; reward_scale scales the rewards only.
+    one_step = pqn.q_lambda_returns(steps, next_max_q, gamma, 0.0, reward_scale=0.1)
+    np.testing.assert_allclose(one_step[:, 0], [0.1 + 0.5 * 2.0, 0.2, 0.3 + 0.5 * 8.0], rtol=1e-6)
+
+
+def test_q_loss_regresses_the_taken_action_only():
+    samples = pqn.Samples(obs=jnp.array([0, 1]), action=jnp.array([1, 0]), target=jnp.array([4.0, 0.0]))
+    loss, q_mean = pqn.q_loss(ONLINE, samples, q_values=table)
+    np.testing.assert_allclose(loss, 0.5 * ((2.0 - 4.0) ** 2 + 0.5**2) / 2)
+    np.testing.assert_allclose(q_mean, (2.0 + 0.5) / 2)
+    grads = jax.grad(lambda p: pqn.q_loss(p, samples, q_values=table)[0])(ONLINE)
+    np.testing.assert_allclose(grads, [[0.0, (2.0 - 4.0) / 2], [0.5 / 2, 0.0]])

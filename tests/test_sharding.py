@@ -196,38 +196,45 @@ def environments_on_four_devices() -> None:
 AGENT_ARGS = ["--env", "CartPole-v1", "--preset", "cartpole", "--total-steps", "2000", "--no-progress"]
 AGENT_ARGS += ["--set", "learning_starts=500", "--set", "log_points=2", "--set", "eval_episodes=4"]
 AGENT_ARGS += ["--set", "buffer_size=4000"]
+# The on-policy skeleton too (PPO: rollouts, shuffled minibatches): 4 rollouts of 32 x 32 frames.
+PPO_ARGS = ["--env", "CartPole-v1", "--total-steps", "4096", "--log-points", "2", "--eval-episodes", "4"]
+PPO_ARGS += ["--no-progress"]
 
 
 def dqn_on_one_and_two_devices() -> None:
     """Seeds 0 and 1 on 2 devices (one seed each) equal seed 0 and seed 1 trained alone on one device: each
-    device runs exactly the one-device program for its seeds."""
+    device runs exactly the one-device program for its seeds. For DQN (off-policy) and PPO (on-policy)."""
     import jax
 
     from maxatar_agents import checkpoint, cli
 
     assert jax.device_count() == 2, jax.devices()
 
-    def train(tmp: str, name: str, *extra: str):
+    def train(tmp: str, name: str, *extra: str, algorithm: str = "dqn"):
         out = Path(tmp) / name
-        summary = cli.run("dqn", [*AGENT_ARGS, *extra, "--out", str(out)])
+        summary = cli.run(algorithm, [*(AGENT_ARGS if algorithm == "dqn" else PPO_ARGS), *extra, "--out", str(out)])
         with np.load(out / checkpoint.STATE_FILE, allow_pickle=False) as saved:
             state = {k: saved[k] for k in saved.files if k != checkpoint.PROGRESS_KEY}
         rows = [{k: v for k, v in r.items() if k != "wall_time"} for r in csv.DictReader(open(out / "metrics.csv"))]
         return summary, json.loads((out / "summary.json").read_text()), state, rows
 
     with tempfile.TemporaryDirectory() as tmp:
-        both = train(tmp, "two-devices", "--seeds", "2", "--devices", "2")
-        alone = [train(tmp, f"seed-{s}", "--seeds", "1", "--seed", str(s), "--devices", "1") for s in (0, 1)]
-        summary, saved, state, rows = both
-        assert saved["num_devices"] == 2 and len(saved["devices"]) == 2, saved
-        assert alone[0][1]["num_devices"] == 1
-        for i, (one_summary, _, one_state, one_rows) in enumerate(alone):
-            assert one_state.keys() == state.keys()
-            for name in state:
-                np.testing.assert_array_equal(state[name][i], one_state[name][0], err_msg=name)
-            assert [r for r in rows if r["seed"] == str(i)] == one_rows and len(one_rows) == 2
-            assert summary["final_eval_return_per_seed"][i] == one_summary["final_eval_return_per_seed"][0]
-        assert rows[0]["recent_return"] != rows[1]["recent_return"]  # the two seeds are different runs
+        for algorithm in ("dqn", "ppo"):
+            both = train(tmp, f"{algorithm}-two-devices", "--seeds", "2", "--devices", "2", algorithm=algorithm)
+            alone = [
+                train(tmp, f"{algorithm}-seed-{s}", "--seeds", "1", "--seed", str(s), algorithm=algorithm)
+                for s in (0, 1)
+            ]
+            summary, saved, state, rows = both
+            assert saved["num_devices"] == 2 and len(saved["devices"]) == 2, saved
+            assert alone[0][1]["num_devices"] == 1
+            for i, (one_summary, _, one_state, one_rows) in enumerate(alone):
+                assert one_state.keys() == state.keys()
+                for name in state:
+                    np.testing.assert_array_equal(state[name][i], one_state[name][0], err_msg=f"{algorithm} {name}")
+                assert [r for r in rows if r["seed"] == str(i)] == one_rows and len(one_rows) == 2
+                assert summary["final_eval_return_per_seed"][i] == one_summary["final_eval_return_per_seed"][0]
+            assert rows[0]["recent_return"] != rows[1]["recent_return"]  # the two seeds are different runs
 
         bad = [
             (["--seeds", "3", "--devices", "2"], "--seeds 3 cannot be split evenly over 2 devices"),

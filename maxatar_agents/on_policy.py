@@ -1,0 +1,217 @@
+"""The skeleton every on-policy agent here shares: all environments play `num_steps` steps with the current
+policy (a rollout), the agent turns the rollout into per-sample training targets, then takes `num_epochs`
+passes over them in `num_minibatches` shuffled minibatches, and the rollout is thrown away. There is no
+replay buffer, so memory does not grow with the run and many environments are cheap.
+
+An algorithm describes only what is its own in an `OnPolicyAgent` (its state, how it acts, how a rollout
+becomes targets, one minibatch step, what it logs); `make_program` wraps that in the loop below and returns
+the `Program` that `program.make_train` and the runner run. A logging interval is a whole number of
+rollout-and-update iterations, so the interval's start `t0` counts iterations.
+
+Episodes that end by a time limit are treated as ended, without bootstrapping from the state the limit cut
+(as CleanRL's and PureJaxRL's PPO do): with auto-reset, the rollout's next observation is already the next
+episode's first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from maxatar.core import AutoReset, Environment, EnvParams
+from maxatar.prng import uniform
+from maxatar_agents.evaluation import episode_stats_init, episode_stats_update, evaluate, recent_return
+from maxatar_agents.program import Program, reset_envs, schedule, tie_to_seed
+
+ACT_UNIFORMS = 2  # uniforms per environment and step that the acting rule may use
+
+
+@dataclasses.dataclass(frozen=True)
+class OnPolicyConfig:
+    """The knobs of the skeleton, which every on-policy agent's `Config` inherits (and may give other
+    defaults). Frames count environment steps of one seed over all its vectorised environments."""
+
+    env_id: str = "maxatar/Breakout-v0"  # environment id (`--env` for short)
+    total_steps: int = 5_000_000  # frames per seed (rounded up to whole logging intervals of whole rollouts)
+    num_envs: int = 64  # environments stepped together (vmap) per seed
+    num_steps: int = 32  # steps of every environment per rollout (one rollout feeds one update)
+    num_epochs: int = 2  # passes over each rollout
+    num_minibatches: int = 4  # minibatches per pass (num_envs * num_steps must be a multiple)
+    gamma: float = 0.99  # discount
+    lr: float = 3e-4  # Adam step size
+    lr_decay: bool = True  # decay the step size linearly to 0 over the run
+    adam_eps: float = 1e-5  # Adam's epsilon
+    max_grad_norm: float = 0.5  # gradient clipping by global norm (0: none)
+    hidden: tuple[int, ...] = (64,)  # dense layers after the observation encoder
+    conv_features: int = 16  # filters of the MinAtar 3x3 convolution (MinAtar games only)
+    sticky_action_prob: float | None = None  # None: the environment's default (0.1 for MinAtar games)
+    difficulty_ramping: bool | None = None  # None: the environment's default (on)
+    log_points: int = 100  # logged points over the run; also the unit of resumable chunks
+    eval_episodes: int = 100  # final evaluation of the trained policy, all episodes in parallel
+    eval_max_steps: int = 10_000  # safety cap on an evaluation episode's length
+
+    def __post_init__(self):
+        """Fail on a bad value before anything compiles."""
+        names = ["total_steps", "num_envs", "num_steps", "num_epochs", "num_minibatches"]
+        for name in [*names, "log_points", "eval_episodes", "eval_max_steps"]:
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if (self.num_envs * self.num_steps) % self.num_minibatches:
+            raise ValueError(
+                f"num_envs * num_steps ({self.num_envs * self.num_steps}) must be a multiple of num_minibatches "
+                f"({self.num_minibatches})"
+            )
+        if self.lr <= 0 or self.max_grad_norm < 0:
+            raise ValueError("lr must be > 0 and max_grad_norm >= 0")
+
+
+class Rollout(NamedTuple):
+    """One rollout, every field shaped (num_steps, num_envs, ...): what each environment saw and did, and the
+    agent's own per-step outputs (`extras`, e.g. PPO's log-probabilities and values)."""
+
+    obs: jax.Array
+    action: jax.Array
+    reward: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+    extras: Any
+
+
+class OnPolicyAgent(NamedTuple):
+    """What an algorithm adds to the skeleton.
+
+    `State` is its training state, a NamedTuple with the skeleton's fields (env_state, obs, stats, key) and
+    its own; `Learner` names the fields of `State` that an update changes.
+
+    init(keys, obs) -> dict of State's own fields, from `num_init_keys` keys and the first observations;
+    explore(state, uniforms, t) -> (actions, extras), the behaviour policy at global vector step t, given
+        `ACT_UNIFORMS` uniforms per environment; extras go into the rollout;
+    targets(learner, rollout, last_obs) -> samples, a pytree whose leaves lead with (num_steps, num_envs):
+        what the minibatch steps train on (e.g. advantages and returns);
+    minibatch(learner, samples) -> (learner, logs), one gradient step on a minibatch of samples (leaves
+        lead with the minibatch axis); logs are averaged over the interval's steps;
+    report(state, mean_logs, t_end) -> metrics to log after an interval, t_end counting vector steps;
+    act(params, obs) -> actions, the evaluation policy, whose params are the state's `policy_field`.
+    """
+
+    State: type
+    Learner: type
+    num_init_keys: int
+    init: Callable
+    explore: Callable
+    targets: Callable
+    minibatch: Callable
+    report: Callable
+    policy_field: str
+    act: Callable
+
+
+def num_gradient_steps(config: OnPolicyConfig) -> int:
+    """How many minibatch steps the whole run takes, for step-size schedules."""
+    sched = schedule(config.total_steps, config.log_points, config.num_envs * config.num_steps)
+    return sched.num_intervals * sched.steps_per_interval * config.num_epochs * config.num_minibatches
+
+
+def make_optimizer(config: OnPolicyConfig) -> optax.GradientTransformation:
+    """Adam (linearly decayed to 0 over the run with `lr_decay`), after global-norm clipping."""
+    lr = optax.linear_schedule(config.lr, 0.0, num_gradient_steps(config)) if config.lr_decay else config.lr
+    adam = optax.adam(lr, eps=config.adam_eps)
+    return optax.chain(optax.clip_by_global_norm(config.max_grad_norm), adam) if config.max_grad_norm > 0 else adam
+
+
+def sample_categorical(logits: jax.Array, u: jax.Array) -> jax.Array:
+    """An action drawn from softmax(logits) by inverting the CDF at the uniform `u` (one uniform per draw,
+    so the draw comes from the same uniform tape as the environments' randomness)."""
+    cdf = jnp.cumsum(jax.nn.softmax(logits, axis=-1), axis=-1)
+    return jnp.minimum(jnp.sum(cdf < u[..., None], axis=-1), logits.shape[-1] - 1).astype(jnp.int32)
+
+
+def make_program(config: OnPolicyConfig, env: Environment, env_params: EnvParams, agent: OnPolicyAgent) -> Program:
+    """The pure pieces of a run of `agent` (see `program.Program`): init, interval, evaluate."""
+    stepper = AutoReset(env)
+    batched_step = jax.vmap(stepper.step_from_uniforms, in_axes=(0, 0, 0, None))
+    sched = schedule(config.total_steps, config.log_points, config.num_envs * config.num_steps)
+    batch = config.num_envs * config.num_steps
+
+    def init(key: jax.Array):
+        """The agent's initial fields and fresh environments, tied to the seed's key."""
+        key, *init_keys, env_key = jax.random.split(key, 2 + agent.num_init_keys)
+        obs, env_state = reset_envs(env, env_params, env_key, config.num_envs)
+        state = agent.State(
+            **agent.init(init_keys, obs),
+            env_state=env_state,
+            obs=obs,
+            stats=episode_stats_init(config.num_envs),
+            key=key,
+        )
+        return tie_to_seed(state, key)  # see program.tie_to_seed: chunked runs equal whole runs
+
+    def env_step(state, t: jax.Array):
+        """One vector step at global vector step `t` with the behaviour policy."""
+        key, step_key = jax.random.split(state.key)
+        uniforms = uniform(step_key, (config.num_envs, ACT_UNIFORMS + stepper.num_uniforms))
+        action, extras = agent.explore(state, uniforms[:, :ACT_UNIFORMS], t)
+        obs, env_state, reward, terminated, truncated, _ = batched_step(
+            uniforms[:, ACT_UNIFORMS:], state.env_state, action, env_params
+        )
+        seen = Rollout(state.obs, action, reward, terminated, truncated, extras)
+        stats = episode_stats_update(state.stats, reward, terminated | truncated)
+        return state._replace(env_state=env_state, obs=obs, stats=stats, key=key), seen
+
+    def minibatch_step(learner, samples):
+        return agent.minibatch(learner, samples)
+
+    def epoch(carry, _):
+        """One pass over the samples in a fresh random order, `num_minibatches` gradient steps."""
+        learner, samples, key = carry
+        key, order_key = jax.random.split(key)
+        order = jax.random.permutation(order_key, batch)
+        shuffled = jax.tree.map(lambda x: x[order].reshape(config.num_minibatches, -1, *x.shape[1:]), samples)
+        learner, logs = jax.lax.scan(minibatch_step, learner, shuffled)
+        return (learner, samples, key), logs
+
+    def iteration(state, i: jax.Array):
+        """Rollout number `i`: play it, compute its targets, train on them."""
+        steps = i * config.num_steps + jnp.arange(config.num_steps, dtype=jnp.int32)
+        state, rollout = jax.lax.scan(env_step, state, steps)
+        learner = agent.Learner(**{name: getattr(state, name) for name in agent.Learner._fields})
+        samples = agent.targets(learner, rollout, state.obs)
+        flat = jax.tree.map(lambda x: x.reshape(batch, *x.shape[2:]), samples)
+        key, epochs_key = jax.random.split(state.key)
+        (learner, _, _), logs = jax.lax.scan(epoch, (learner, flat, epochs_key), None, length=config.num_epochs)
+        return state._replace(key=key, **learner._asdict()), logs
+
+    def interval(state, t0: jax.Array):
+        """`sched.steps_per_interval` rollouts and updates from rollout number `t0`, and what to log."""
+        numbers = t0 + jnp.arange(sched.steps_per_interval, dtype=jnp.int32)
+        state, logs = jax.lax.scan(iteration, state, numbers)
+        t_end = (t0 + sched.steps_per_interval) * config.num_steps
+        metrics = {
+            "frames": t_end * config.num_envs,
+            "episodes": state.stats.finished,
+            "recent_return": recent_return(state.stats),
+        }
+        own = agent.report(state, jax.tree.map(jnp.mean, logs), t_end)
+        return state, {**metrics, **own}
+
+    def evaluate_state(state) -> jax.Array:
+        """Returns of the evaluation policy, from a key the training stream never draws."""
+        key = jax.random.fold_in(state.key, 1)
+        policy = functools.partial(agent.act, getattr(state, agent.policy_field))
+        return evaluate(env, env_params, policy, key, config.eval_episodes, config.eval_max_steps)
+
+    return Program(
+        config=config,
+        init=init,
+        interval=interval,
+        evaluate=evaluate_state,
+        act=agent.act,
+        policy_field=agent.policy_field,
+        schedule=sched,
+    )

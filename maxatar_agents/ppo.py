@@ -1,0 +1,239 @@
+"""Proximal policy optimisation (Schulman et al., 2017) for discrete actions, as one jitted JAX program.
+
+Many environments play a short rollout with the current policy; generalised advantage estimation (GAE,
+Schulman et al., 2016) turns it into advantages and value targets; a few epochs of shuffled minibatches
+then minimise the clipped surrogate objective, a (clipped) value loss and an entropy bonus; the rollout is
+thrown away. This is the PPO of PureJaxRL and of pgx's MinAtar example (Adam with eps 1e-5, global-norm
+clipping 0.5, linear step-size decay, advantages normalised per minibatch, layers initialised at a gain of
+sqrt(2), 0.01 for the policy's output and 1 for the value's), on the on-policy skeleton (`on_policy.py`).
+Evaluation plays the most probable action.
+
+Read top to bottom: `Config` and `PRESETS`; the losses (`gae`, `ppo_loss`); the training state;
+`make_program`, which gives the skeleton PPO's own pieces (initial network, sampling actions, targets, the
+minibatch step, what to log); `make_train(config) -> train(key)`.
+
+    python -m maxatar_agents.ppo --env maxatar/Breakout-v0 --seeds 4 --out runs/breakout-ppo
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from maxatar_agents import on_policy, program
+from maxatar_agents.evaluation import EpisodeStats
+from maxatar_agents.networks import make_actor_critic
+from maxatar_agents.on_policy import Rollout
+from maxatar_agents.program import Program, TrainResult, env_from_config
+
+ALGORITHM = "ppo"
+DEFAULT_PRESET = "minatar"  # the MinAtar games
+# The preset by environment when none is named (`configs.default_preset`); DEFAULT_PRESET otherwise.
+ENV_PRESETS = {"maxatar/CartPole-v1": "cartpole", "maxatar/Doors-v0": "doors"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Config(on_policy.OnPolicyConfig):
+    """Every knob of a run: the skeleton's (`on_policy.OnPolicyConfig`: environment, frames, rollout size,
+    epochs and minibatches, Adam, network, evaluation) and PPO's own."""
+
+    gae_lambda: float = 0.95  # GAE's lambda: 0 is one-step TD, 1 is the Monte Carlo return
+    clip_eps: float = 0.2  # the policy ratio is clipped to [1 - clip_eps, 1 + clip_eps]
+    clip_value: bool = True  # clip the value's change per update the same way (PPO2's value loss)
+    ent_coef: float = 0.01  # weight of the entropy bonus
+    vf_coef: float = 0.5  # weight of the value loss
+    activation: str = "tanh"  # of the policy's and value's hidden layers: "tanh" or "relu"
+
+    def __post_init__(self):
+        """The skeleton's checks, then PPO's."""
+        super().__post_init__()
+        if not 0.0 <= self.gae_lambda <= 1.0:
+            raise ValueError(f"gae_lambda must be in [0, 1], got {self.gae_lambda}")
+        if self.clip_eps <= 0:
+            raise ValueError(f"clip_eps must be > 0, got {self.clip_eps}")
+        if self.activation not in ("tanh", "relu"):
+            raise ValueError(f"activation must be 'tanh' or 'relu', got {self.activation!r}")
+
+
+# A preset's settings go on a few lines by theme (run, rollout and epochs, objective, network).
+# fmt: off
+PRESETS: dict[str, dict[str, Any]] = {
+    # MinAtar games in MinAtar's setting, sized for a CPU: pgx's PPO (3 epochs, lr 3e-4, the same objective)
+    # with 64 environments and 4 minibatches per rollout instead of 4096 environments, and the MinAtar
+    # network (3x3 convolution, 16 filters) under one 64-unit layer per head.
+    "minatar": dict(
+        total_steps=10_000_000, num_envs=64, num_steps=128, num_epochs=3, num_minibatches=4,
+        lr=3e-4, hidden=(64,),
+    ),
+    # CartPole-v1: PureJaxRL's CartPole PPO (4 epochs of 4 minibatches, 64-64 tanh networks) with 32
+    # environments x 32 steps per rollout and a larger step size, in 200k frames.
+    "cartpole": dict(
+        env_id="maxatar/CartPole-v1", total_steps=200_000, log_points=20,
+        num_envs=32, num_steps=32, num_epochs=4, num_minibatches=4,
+        lr=2.5e-3, hidden=(64, 64),
+    ),
+    # Doors: the one-hot grid, 100-step episodes.
+    "doors": dict(
+        env_id="maxatar/Doors-v0", total_steps=500_000, log_points=20,
+        num_envs=32, num_steps=64, num_epochs=4, num_minibatches=4,
+        lr=1e-3, hidden=(64,),
+    ),
+}
+# fmt: on
+
+
+def gae(rollout: Rollout, values: jax.Array, last_value: jax.Array, gamma: float, lam: float):
+    """Advantages and value targets of a rollout (fields (T, N)) by GAE: delta_t = r_t + gamma V(s_t+1)
+    - V(s_t), A_t = delta_t + gamma lambda A_t+1, both cut at episode ends; target = A + V."""
+    ended = (rollout.terminated | rollout.truncated).astype(jnp.float32)
+    next_values = jnp.concatenate([values[1:], last_value[None]], axis=0)
+
+    def backwards(advantage, step):
+        reward, value, next_value, end = step
+        delta = reward + gamma * (1.0 - end) * next_value - value
+        advantage = delta + gamma * lam * (1.0 - end) * advantage
+        return advantage, advantage
+
+    _, advantages = jax.lax.scan(
+        backwards, jnp.zeros_like(last_value), (rollout.reward, values, next_values, ended), reverse=True
+    )
+    return advantages, advantages + values
+
+
+class Samples(NamedTuple):
+    """What a minibatch step trains on, one entry per (step, environment) of the rollout."""
+
+    obs: jax.Array
+    action: jax.Array
+    log_prob: jax.Array  # log pi_old(a|s), when the action was taken
+    value: jax.Array  # V_old(s)
+    advantage: jax.Array
+    target: jax.Array  # value target (advantage + V_old)
+
+
+def ppo_loss(
+    params: Any,
+    samples: Samples,
+    *,
+    apply: Callable,
+    clip_eps: float,
+    clip_value: bool,
+    vf_coef: float,
+    ent_coef: float,
+) -> tuple[jax.Array, tuple[jax.Array, ...]]:
+    """The clipped surrogate -E[min(ratio A, clip(ratio) A)] with advantages normalised over the minibatch,
+    plus vf_coef times the value loss 0.5 (V - target)^2 (with `clip_value`, the larger of that and the loss
+    of V_old + clip(V - V_old)), minus ent_coef times the policy's entropy. `apply(params, obs) -> (logits,
+    value)` is the network. Returns the total and (policy loss, value loss, entropy, approximate KL)."""
+    logits, value = apply(params, samples.obs)
+    log_probs = jax.nn.log_softmax(logits)
+    log_prob = jnp.take_along_axis(log_probs, samples.action[:, None], axis=-1)[:, 0]
+    advantage = (samples.advantage - samples.advantage.mean()) / (samples.advantage.std() + 1e-8)
+    ratio = jnp.exp(log_prob - samples.log_prob)
+    clipped_ratio = jnp.clip(ratio, 1.0 - clip_eps, 1.0 + clip_eps)
+    policy_loss = -jnp.mean(jnp.minimum(ratio * advantage, clipped_ratio * advantage))
+    value_loss = jnp.square(value - samples.target)
+    if clip_value:
+        clipped_value = samples.value + jnp.clip(value - samples.value, -clip_eps, clip_eps)
+        value_loss = jnp.maximum(value_loss, jnp.square(clipped_value - samples.target))
+    value_loss = 0.5 * value_loss.mean()
+    entropy = -jnp.sum(jnp.exp(log_probs) * log_probs, axis=-1).mean()
+    approx_kl = jnp.mean((ratio - 1.0) - (log_prob - samples.log_prob))  # Schulman's k3 estimator
+    total = policy_loss + vf_coef * value_loss - ent_coef * entropy
+    return total, (policy_loss, value_loss, entropy, approx_kl)
+
+
+class Learner(NamedTuple):
+    """The part of the state an update changes."""
+
+    params: Any
+    opt_state: Any
+
+
+class TrainState(NamedTuple):
+    """Everything a run carries from one rollout to the next (and what a checkpoint holds, field by field)."""
+
+    params: Any
+    opt_state: Any
+    env_state: Any
+    obs: jax.Array
+    stats: EpisodeStats
+    key: jax.Array
+
+
+@functools.lru_cache(maxsize=16)
+def make_program(config: Config) -> Program:
+    """PPO's pieces in the on-policy skeleton. Cached so that several runs of one config in a process share
+    compiled code."""
+    env, env_params = env_from_config(config)
+    network = make_actor_critic(env, config.hidden, config.conv_features, config.activation)
+    optimizer = on_policy.make_optimizer(config)
+    loss_fn = functools.partial(
+        ppo_loss,
+        apply=network.apply,
+        clip_eps=config.clip_eps,
+        clip_value=config.clip_value,
+        vf_coef=config.vf_coef,
+        ent_coef=config.ent_coef,
+    )
+
+    def init(keys: list[jax.Array], obs: jax.Array) -> dict[str, Any]:
+        params = network.init(keys[0], obs)
+        return dict(params=params, opt_state=optimizer.init(params))
+
+    def act(params, obs: jax.Array) -> jax.Array:
+        """The most probable action (any leading batch axes): what evaluation plays."""
+        return network.apply(params, obs)[0].argmax(axis=-1).astype(jnp.int32)
+
+    def explore(state: TrainState, uniforms: jax.Array, t: jax.Array):
+        """An action sampled from the policy, with its log-probability and the state's value."""
+        logits, value = network.apply(state.params, state.obs)
+        action = on_policy.sample_categorical(logits, uniforms[:, 0])
+        log_prob = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], axis=-1)[:, 0]
+        return action, (log_prob, value)
+
+    def targets(learner: Learner, rollout: Rollout, last_obs: jax.Array) -> Samples:
+        log_prob, value = rollout.extras
+        last_value = network.apply(learner.params, last_obs)[1]
+        advantage, target = gae(rollout, value, last_value, config.gamma, config.gae_lambda)
+        return Samples(rollout.obs, rollout.action, log_prob, value, advantage, target)
+
+    def minibatch(learner: Learner, samples: Samples):
+        (_, logs), grads = jax.value_and_grad(loss_fn, has_aux=True)(learner.params, samples)
+        updates, opt_state = optimizer.update(grads, learner.opt_state, learner.params)
+        return Learner(optax.apply_updates(learner.params, updates), opt_state), logs
+
+    def report(state: TrainState, mean_logs, t_end: jax.Array) -> dict[str, jax.Array]:
+        policy_loss, value_loss, entropy, approx_kl = mean_logs
+        return {"policy_loss": policy_loss, "value_loss": value_loss, "entropy": entropy, "approx_kl": approx_kl}
+
+    agent = on_policy.OnPolicyAgent(
+        State=TrainState,
+        Learner=Learner,
+        num_init_keys=1,
+        init=init,
+        explore=explore,
+        targets=targets,
+        minibatch=minibatch,
+        report=report,
+        policy_field="params",
+        act=act,
+    )
+    return on_policy.make_program(config, env, env_params, agent)
+
+
+def make_train(config: Config) -> Callable[[jax.Array], TrainResult]:
+    """`train(key) -> TrainResult`: the whole run, pure. `jax.jit(jax.vmap(train))(keys)` trains many seeds."""
+    return program.make_train(make_program(config))
+
+
+if __name__ == "__main__":
+    from maxatar_agents.cli import main
+
+    main(ALGORITHM)

@@ -1,0 +1,221 @@
+"""PQN, parallelised Q-learning (Gallici et al., 2024, "Simplifying deep temporal difference learning"), as
+one jitted JAX program.
+
+Q-learning without a replay buffer or a target network: many environments play a short epsilon-greedy
+rollout, Peng's Q(lambda) returns are computed backwards over it,
+
+    G_t = r_t + gamma (1 - done_t) [(1 - lambda) max_a Q(s_t+1, a) + lambda G_t+1],  G_T = max_a Q(s_T, a)
+
+and a few epochs of shuffled minibatches regress Q(s_t, a_t) towards them; the rollout is thrown away.
+LayerNorm in every hidden layer is what keeps this stable without a target network. The defaults are
+purejaxql's MinAtar settings (128 environments x 32 steps, 2 epochs of 32 minibatches, lambda 0.65, Adam
+5e-4 decayed linearly, gradient norm clipped at 10, epsilon from 1 to 0.05 over the first tenth of the run),
+on the on-policy skeleton (`on_policy.py`). Evaluation plays the greedy action.
+
+Read top to bottom: `Config` and `PRESETS`; the losses (`q_lambda_returns`, `q_loss`); the training state;
+`make_program`, which gives the skeleton PQN's own pieces; `make_train(config) -> train(key)`.
+
+    python -m maxatar_agents.pqn --env maxatar/Breakout-v0 --seeds 4 --out runs/breakout-pqn
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from maxatar.prng import uniform_to_int
+from maxatar_agents import on_policy, program
+from maxatar_agents.evaluation import EpisodeStats
+from maxatar_agents.networks import make_network
+from maxatar_agents.on_policy import Rollout
+from maxatar_agents.program import Program, TrainResult, env_from_config
+
+ALGORITHM = "pqn"
+DEFAULT_PRESET = "minatar"  # the MinAtar games
+# The preset by environment when none is named (`configs.default_preset`); DEFAULT_PRESET otherwise.
+ENV_PRESETS = {"maxatar/CartPole-v1": "cartpole", "maxatar/Doors-v0": "doors"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Config(on_policy.OnPolicyConfig):
+    """Every knob of a run: the skeleton's (`on_policy.OnPolicyConfig`: environment, frames, rollout size,
+    epochs and minibatches, Adam, network, evaluation), whose defaults here are purejaxql's MinAtar PQN, and
+    PQN's own."""
+
+    num_envs: int = 128
+    num_steps: int = 32
+    num_epochs: int = 2
+    num_minibatches: int = 32
+    lr: float = 5e-4
+    adam_eps: float = 1e-8
+    max_grad_norm: float = 10.0
+    hidden: tuple[int, ...] = (128,)
+    q_lambda: float = 0.65  # lambda of the Q(lambda) returns: 0 is one-step Q-learning
+    epsilon_start: float = 1.0  # exploration rate at the start
+    epsilon_end: float = 0.05  # exploration rate after the decay
+    epsilon_fraction: float = 0.1  # fraction of the run's frames over which epsilon decays linearly
+    reward_scale: float = 1.0  # rewards are multiplied by this before the returns (the logged returns are not)
+
+    def __post_init__(self):
+        """The skeleton's checks, then PQN's."""
+        super().__post_init__()
+        if not 0.0 <= self.q_lambda <= 1.0:
+            raise ValueError(f"q_lambda must be in [0, 1], got {self.q_lambda}")
+        if not 0.0 < self.epsilon_fraction <= 1.0:
+            raise ValueError(f"epsilon_fraction must be in (0, 1], got {self.epsilon_fraction}")
+        for name in ("epsilon_start", "epsilon_end"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+
+
+# A preset's settings go on a few lines by theme (run, rollout and epochs, exploration and returns, network).
+# fmt: off
+PRESETS: dict[str, dict[str, Any]] = {
+    # purejaxql's MinAtar PQN, exactly the defaults above, for 10M frames.
+    "minatar": dict(total_steps=10_000_000),
+    # CartPole-v1: purejaxql's CartPole settings (32 environments x 64 steps, 4 epochs, lambda 0.95, rewards
+    # scaled by 0.1, epsilon to 0.2 over a fifth of the run) with a 128-128 network, 8 minibatches and
+    # lr 3e-4, in 200k frames.
+    "cartpole": dict(
+        env_id="maxatar/CartPole-v1", total_steps=200_000, log_points=20,
+        num_envs=32, num_steps=64, num_epochs=4, num_minibatches=8,
+        lr=3e-4, q_lambda=0.95, epsilon_end=0.2, epsilon_fraction=0.2, reward_scale=0.1,
+        hidden=(128, 128),
+    ),
+    # Doors: the one-hot grid, 100-step episodes.
+    "doors": dict(
+        env_id="maxatar/Doors-v0", total_steps=500_000, log_points=20,
+        num_envs=32, num_steps=32, num_epochs=2, num_minibatches=8,
+        q_lambda=0.9, epsilon_fraction=0.2, hidden=(64,),
+    ),
+}
+# fmt: on
+
+
+def q_lambda_returns(rollout: Rollout, next_max_q: jax.Array, gamma: float, lam: float, reward_scale: float):
+    """Peng's Q(lambda) returns of a rollout (fields (T, N)); `next_max_q[t]` is max_a Q(s_t+1, a), the
+    observation after step t (for the last step, the rollout's next observation). Episode ends cut the
+    return: no bootstrap past a termination or a time limit (see `on_policy`)."""
+    ended = (rollout.terminated | rollout.truncated).astype(jnp.float32)
+
+    def backwards(later_return, step):
+        reward, max_q, end = step
+        blended = (1.0 - lam) * max_q + lam * later_return
+        g = reward_scale * reward + gamma * (1.0 - end) * blended
+        return g, g
+
+    _, returns = jax.lax.scan(backwards, next_max_q[-1], (rollout.reward, next_max_q, ended), reverse=True)
+    return returns
+
+
+class Samples(NamedTuple):
+    """What a minibatch step trains on, one entry per (step, environment) of the rollout."""
+
+    obs: jax.Array
+    action: jax.Array
+    target: jax.Array  # the Q(lambda) return
+
+
+def q_loss(params: Any, samples: Samples, *, q_values: Callable) -> tuple[jax.Array, jax.Array]:
+    """Half the mean squared error between Q(s, a) and the Q(lambda) return, and the mean Q(s, a) (to log).
+    `q_values(params, obs)` is the network; the returns are constants (computed before the epochs)."""
+    q = q_values(params, samples.obs)
+    q_taken = jnp.take_along_axis(q, samples.action[:, None], axis=-1)[:, 0]
+    return 0.5 * jnp.mean(jnp.square(q_taken - samples.target)), q_taken.mean()
+
+
+class Learner(NamedTuple):
+    """The part of the state an update changes."""
+
+    params: Any
+    opt_state: Any
+
+
+class TrainState(NamedTuple):
+    """Everything a run carries from one rollout to the next (and what a checkpoint holds, field by field)."""
+
+    params: Any
+    opt_state: Any
+    env_state: Any
+    obs: jax.Array
+    stats: EpisodeStats
+    key: jax.Array
+
+
+@functools.lru_cache(maxsize=16)
+def make_program(config: Config) -> Program:
+    """PQN's pieces in the on-policy skeleton. Cached so that several runs of one config in a process share
+    compiled code."""
+    env, env_params = env_from_config(config)
+    network = make_network(env, config.hidden, config.conv_features, layer_norm=True)
+    optimizer = on_policy.make_optimizer(config)
+    loss_fn = functools.partial(q_loss, q_values=network.apply)
+    decay_steps = max(1.0, config.epsilon_fraction * config.total_steps / config.num_envs)
+
+    def epsilon(t: jax.Array) -> jax.Array:
+        """Linear decay over the first `epsilon_fraction` of the run's vector steps, then constant."""
+        progress = jnp.clip(t / decay_steps, 0.0, 1.0)
+        return config.epsilon_start + (config.epsilon_end - config.epsilon_start) * progress
+
+    def init(keys: list[jax.Array], obs: jax.Array) -> dict[str, Any]:
+        params = network.init(keys[0], obs)
+        return dict(params=params, opt_state=optimizer.init(params))
+
+    def act(params, obs: jax.Array) -> jax.Array:
+        """The greedy action (any leading batch axes): what evaluation plays."""
+        return network.apply(params, obs).argmax(axis=-1).astype(jnp.int32)
+
+    def explore(state: TrainState, uniforms: jax.Array, t: jax.Array):
+        """Epsilon-greedy (the first uniform decides whether to explore, the second picks the random
+        action), with max_a Q(s, a), which the returns of the previous step bootstrap from."""
+        q = network.apply(state.params, state.obs)
+        random_action = uniform_to_int(uniforms[:, 1], 0, env.num_actions)
+        greedy = q.argmax(axis=-1).astype(jnp.int32)
+        return jnp.where(uniforms[:, 0] < epsilon(t), random_action, greedy).astype(jnp.int32), q.max(axis=-1)
+
+    def targets(learner: Learner, rollout: Rollout, last_obs: jax.Array) -> Samples:
+        max_q = rollout.extras  # (T, N): max_a Q(s_t, a)
+        last_max_q = network.apply(learner.params, last_obs).max(axis=-1)
+        next_max_q = jnp.concatenate([max_q[1:], last_max_q[None]], axis=0)
+        returns = q_lambda_returns(rollout, next_max_q, config.gamma, config.q_lambda, config.reward_scale)
+        return Samples(rollout.obs, rollout.action, returns)
+
+    def minibatch(learner: Learner, samples: Samples):
+        (loss, q_mean), grads = jax.value_and_grad(loss_fn, has_aux=True)(learner.params, samples)
+        updates, opt_state = optimizer.update(grads, learner.opt_state, learner.params)
+        return Learner(optax.apply_updates(learner.params, updates), opt_state), (loss, q_mean)
+
+    def report(state: TrainState, mean_logs, t_end: jax.Array) -> dict[str, jax.Array]:
+        loss, q_mean = mean_logs
+        return {"loss": loss, "q_mean": q_mean, "epsilon": epsilon(t_end - 1)}
+
+    agent = on_policy.OnPolicyAgent(
+        State=TrainState,
+        Learner=Learner,
+        num_init_keys=1,
+        init=init,
+        explore=explore,
+        targets=targets,
+        minibatch=minibatch,
+        report=report,
+        policy_field="params",
+        act=act,
+    )
+    return on_policy.make_program(config, env, env_params, agent)
+
+
+def make_train(config: Config) -> Callable[[jax.Array], TrainResult]:
+    """`train(key) -> TrainResult`: the whole run, pure. `jax.jit(jax.vmap(train))(keys)` trains many seeds."""
+    return program.make_train(make_program(config))
+
+
+if __name__ == "__main__":
+    from maxatar_agents.cli import main
+
+    main(ALGORITHM)
