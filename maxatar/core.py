@@ -138,6 +138,7 @@ class Environment:
                            space); None (the default) for bool and float observations
       obs_high             float observations: the bound |x| <= obs_high (a Box), a scalar or one per element;
                            unbounded by default
+      obs_pixels           uint8 images (`maxatar.pixels.PixelObservation`): a Box(0, 255), not integer codes
       num_reset_uniforms   how many uniforms `reset_draws` consumes
       num_step_uniforms    how many uniforms `step_draws` consumes (the sticky uniform comes on top)
       default_sticky_action_prob / default_max_steps   defaults for `default_params`
@@ -157,6 +158,7 @@ class Environment:
     obs_dtype: ClassVar[Any] = jnp.bool_
     obs_nvec: ClassVar[int | None] = None
     obs_high: ClassVar[float | tuple[float, ...]] = math.inf
+    obs_pixels: ClassVar[bool] = False
     num_reset_uniforms: ClassVar[int] = 0
     num_step_uniforms: ClassVar[int] = 0
     default_sticky_action_prob: ClassVar[float] = 0.1

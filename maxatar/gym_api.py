@@ -65,9 +65,10 @@ def render_plugin(name: str):
 
 
 def observation_space(env: Environment) -> spaces.Space:
-    """The Gymnasium space of one observation: integer codes are a `MultiDiscrete`, the rest a `Box`."""
+    """The Gymnasium space of one observation: integer codes are a `MultiDiscrete`, the rest (pixels included,
+    Box(0, 255) uint8 as ALE's) a `Box`."""
     low, high, dtype = observation_bounds(env)
-    if np.issubdtype(dtype, np.integer):
+    if np.issubdtype(dtype, np.integer) and not env.obs_pixels:
         return spaces.MultiDiscrete(np.full(env.obs_shape, high + 1), dtype=dtype)
     return spaces.Box(low, high, env.obs_shape, dtype=dtype)
 
@@ -165,7 +166,8 @@ class MaxAtarEnv(gymnasium.Env):
     agrees with the float32 JAX step to rounding). The last executed action (the sticky one) survives
     `reset()`, as in MinAtar, except a seeded reset, which starts afresh so that a seed replays exactly.
     Keyword arguments are those of `maxatar.make` (`sticky_action_prob`, `difficulty_ramping`, `max_steps`,
-    `full_action_space`, constructor options such as Doors' `size`).
+    `full_action_space`, `obs_type="rgb"`/`"grayscale"` and `obs_scale` for pixel observations, constructor
+    options such as Doors' `size`).
     """
 
     metadata = {"render_modes": RENDER_MODES, "render_fps": 15}

@@ -7,6 +7,7 @@ import importlib
 from typing import NamedTuple
 
 from maxatar.core import Environment, EnvParams, check_params
+from maxatar.pixels import with_obs_type
 
 
 class Spec(NamedTuple):
@@ -66,11 +67,13 @@ def make(env_id: str, **overrides) -> tuple[Environment, EnvParams]:
     `difficulty_ramping`, `max_steps`, and a game's own, such as Doors' `random_doors`) set that default;
     `full_action_space=False` selects the game's minimal action set (ALE's keyword; the full set is the
     default, as in MinAtar's published results); any other keyword goes to the environment's constructor
-    (for example Doors' `size`).
+    (for example Doors' `size`). `obs_type="rgb"` or `"grayscale"` (ALE's keyword) gives the environment's
+    picture as its observation (`maxatar.pixels.PixelObservation`), `obs_scale` its pixels per grid cell.
     """
     spec = _spec(env_id)
     cls = env_class(env_id)
     overrides = dict(overrides)
+    obs_type, obs_scale = overrides.pop("obs_type", None), overrides.pop("obs_scale", None)
     ctor_kwargs = dict(spec.kwargs)
     if "full_action_space" in overrides:
         full = overrides.pop("full_action_space")
@@ -86,6 +89,7 @@ def make(env_id: str, **overrides) -> tuple[Environment, EnvParams]:
         env = cls(**ctor_kwargs)
     except TypeError as error:
         raise TypeError(f"{env_id}: unexpected argument(s) {sorted(ctor_kwargs)}: {error}") from None
+    env = with_obs_type(env, obs_type, obs_scale)
     params = env.default_params()
     if param_overrides:
         params = dataclasses.replace(params, **param_overrides)

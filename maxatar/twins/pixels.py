@@ -1,0 +1,41 @@
+"""The twin of a `PixelObservation`: the wrapped game's twin, with its observation drawn as pixels.
+
+Grid games are drawn in numpy from the twin's observation (`maxatar.pixels.numpy_picture`: the same cell
+table and gather as the JAX picture), so the Python backend shows the JAX backend's pixels byte for byte
+(`tests/test_pixels.py`). CartPole is no grid: its picture is the jitted JAX drawing of the twin's state.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import numpy as np
+
+from maxatar.pixels import MAX_TABLE_CHANNELS, canvas, numpy_picture
+from maxatar.twins import Twin, load_twin
+
+
+@partial(jax.jit, static_argnums=0)
+def _jax_observation(env, game):
+    return env.game_observation(game)
+
+
+class PixelTwin(Twin):
+    """The wrapped game's twin for the dynamics; `observation` draws its picture."""
+
+    def __init__(self, env, params):
+        super().__init__(env, params)
+        self.inner = load_twin(env.env, params)
+        self.obs_type = env.obs_type
+        self.scale = env.scale
+        grid = canvas(env.env, env.scale).grid
+        self.on_grid = grid is not None and grid[2] <= MAX_TABLE_CHANNELS
+        self.reset = self.inner.reset  # the dynamics are the game's own
+        self.step = self.inner.step
+        self.to_pure = self.inner.to_pure
+
+    def observation(self, game) -> np.ndarray:
+        if self.on_grid:
+            return numpy_picture(self.env.env, self.inner.observation(game), self.obs_type, self.scale)
+        return np.array(_jax_observation(self.env, self.to_pure(game)))
