@@ -12,8 +12,8 @@ encoder) and `MLPHead` with `layer_norm` (PQN, whose stability without a target 
 
 DQN's and SAC's weights start like PyTorch's `nn.Linear` / `nn.Conv2d` defaults (uniform, bound
 1/sqrt(fan_in)), as in the reference MinAtar DQN, so the published step sizes see the scale they were tuned
-for (biases start at 0). PPO's dense layers start scaled by a gain per layer (small for the policy's output), as in the PPO
-implementations it follows.
+for (biases start at 0). PPO's dense layers start scaled by a gain per layer (small for the policy's
+output), as in the PPO implementations it follows.
 """
 
 from __future__ import annotations
