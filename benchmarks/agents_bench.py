@@ -278,8 +278,9 @@ def bench_report(args) -> None:
             "MinAtar games in MinAtar's setting (sticky actions 0.1, difficulty ramping, full action set), each "
             "agent's default preset, one seed at a time on this CPU: minutes of training (compile excluded) until "
             "the mean return of the last 100 training episodes reaches MinAtar's published DQN return "
-            "(`python -m benchmarks.agents_bench target --algo ALGO --seeds N --minutes 15`). pgx's PPO figure is "
-            "its return after 20M frames on one GPU (30-75 s; sticky 0.1, minimal action set), for scale.",
+            "(`python -m benchmarks.agents_bench target --algo ALGO --seeds N --minutes CAP`; a miss shows where "
+            "its run stopped: the cap or the preset's last frame). pgx's PPO figure is its return after 20M frames "
+            "on one GPU (30-75 s; sticky 0.1, minimal action set), for scale.",
             "",
             "| game | agent (preset) | seeds reaching the target | minutes to target (median, slowest) | "
             "frames to target (median) | frames/s | target (MinAtar DQN, 5M frames) | pgx PPO, 20M frames |",
@@ -299,9 +300,10 @@ def bench_report(args) -> None:
                     best = max(float(r["last100_return"]) for r in rows if r["reached"] != "True")
                     longest = max(float(r["train_s"]) for r in rows) / 60
                     timing += f" (misses ended at {best:.1f} after {longest:.1f} min)"
+                to_target = f"{median(frames) / 1e6:.2f}M" if hits else "-"
                 lines.append(
                     f"| {game.split('-')[0]} | {algo.upper()} (`{rows[0]['preset']}`) | {len(hits)}/{len(rows)} | "
-                    f"{timing} | {median(frames) / 1e6:.2f}M | {fps:,.0f} | {MINATAR_DQN[game]} | {PGX_PPO[game]} |"
+                    f"{timing} | {to_target} | {fps:,.0f} | {MINATAR_DQN[game]} | {PGX_PPO[game]} |"
                 )
         lines += ["", f"Machine: {target[-1]['machine']}.", ""]
     lines.append(README_END)

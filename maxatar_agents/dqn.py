@@ -28,7 +28,7 @@ import optax
 
 from maxatar.prng import uniform_to_int
 from maxatar_agents import off_policy, program
-from maxatar_agents.evaluation import EpisodeStats, evaluate
+from maxatar_agents.evaluation import EpisodeStats, keep_best
 from maxatar_agents.networks import make_network
 from maxatar_agents.off_policy import Transition
 from maxatar_agents.program import Program, TrainResult, env_from_config
@@ -245,19 +245,8 @@ def make_program(config: Config) -> Program:
         loss, q_mean = mean_logs
         metrics = {"loss": loss, "q_mean": q_mean, "epsilon": epsilon(t_end - 1)}
         if config.keep_best:
-            # A key derived from the interval's end, not drawn from the training stream: keeping the best
-            # params changes nothing about the training itself.
-            key = jax.random.fold_in(state.key, t_end)
-            act_now = functools.partial(act, state.params)
-            returns = evaluate(env, env_params, act_now, key, config.keep_best_episodes, config.eval_max_steps)
-            score = returns.mean()
-            better = score >= state.best_return  # ties go to the later, longer-trained params
-            state = state._replace(
-                best_params=jax.tree.map(lambda new, old: jnp.where(better, new, old), state.params, state.best_params),
-                best_return=jnp.where(better, score, state.best_return),
-            )
-            metrics["eval_return"] = score
-            metrics["best_eval_return"] = state.best_return
+            state, evaluated = keep_best(state, act, env, env_params, t_end, config)
+            metrics.update(evaluated)
         return state, metrics
 
     agent = off_policy.OffPolicyAgent(

@@ -26,7 +26,13 @@ import optax
 
 from maxatar.core import AutoReset, Environment, EnvParams
 from maxatar.prng import uniform
-from maxatar_agents.evaluation import episode_stats_init, episode_stats_update, evaluate, recent_return
+from maxatar_agents.evaluation import (
+    episode_stats_init,
+    episode_stats_update,
+    evaluate,
+    keep_best,
+    recent_return,
+)
 from maxatar_agents.program import Program, reset_envs, schedule, tie_to_seed
 
 ACT_UNIFORMS = 2  # uniforms per environment and step that the acting rule may use
@@ -55,10 +61,14 @@ class OnPolicyConfig:
     log_points: int = 100  # logged points over the run; also the unit of resumable chunks
     eval_episodes: int = 100  # final evaluation of the trained policy, all episodes in parallel
     eval_max_steps: int = 10_000  # safety cap on an evaluation episode's length
+    # Evaluate the evaluation policy after every logging interval and keep the best params (SB3's
+    # EvalCallback "best model"); the final evaluation, checkpoints' policy and load_policy then use those.
+    keep_best: bool = False
+    keep_best_episodes: int = 10  # episodes of each of those evaluations (all in parallel)
 
     def __post_init__(self):
         """Fail on a bad value before anything compiles."""
-        names = ["total_steps", "num_envs", "num_steps", "num_epochs", "num_minibatches"]
+        names = ["total_steps", "num_envs", "num_steps", "num_epochs", "num_minibatches", "keep_best_episodes"]
         for name in [*names, "log_points", "eval_episodes", "eval_max_steps"]:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -86,8 +96,9 @@ class Rollout(NamedTuple):
 class OnPolicyAgent(NamedTuple):
     """What an algorithm adds to the skeleton.
 
-    `State` is its training state, a NamedTuple with the skeleton's fields (env_state, obs, stats, key) and
-    its own; `Learner` names the fields of `State` that an update changes.
+    `State` is its training state, a NamedTuple with the skeleton's fields (env_state, obs, stats, key;
+    params, best_params and best_return for `keep_best`) and its own; `Learner` names the fields of `State`
+    that an update changes.
 
     init(keys, obs) -> dict of State's own fields, from `num_init_keys` keys and the first observations;
     explore(state, uniforms, t) -> (actions, extras), the behaviour policy at global vector step t, given
@@ -198,6 +209,9 @@ def make_program(config: OnPolicyConfig, env: Environment, env_params: EnvParams
             "recent_return": recent_return(state.stats),
         }
         own = agent.report(state, jax.tree.map(jnp.mean, logs), t_end)
+        if config.keep_best:
+            state, evaluated = keep_best(state, agent.act, env, env_params, t_end, config)
+            own = {**own, **evaluated}
         return state, {**metrics, **own}
 
     def evaluate_state(state) -> jax.Array:

@@ -165,6 +165,8 @@ class TrainState(NamedTuple):
     obs: jax.Array
     stats: EpisodeStats
     key: jax.Array
+    best_params: Any  # with `keep_best`: the params of the best evaluation so far (else unused)
+    best_return: jax.Array  # () mean return of that evaluation (-inf before the first)
 
 
 @functools.lru_cache(maxsize=16)
@@ -185,7 +187,9 @@ def make_program(config: Config) -> Program:
 
     def init(keys: list[jax.Array], obs: jax.Array) -> dict[str, Any]:
         params = network.init(keys[0], obs)
-        return dict(params=params, opt_state=optimizer.init(params))
+        return dict(
+            params=params, opt_state=optimizer.init(params), best_params=params, best_return=jnp.float32(-jnp.inf)
+        )
 
     def act(params, obs: jax.Array) -> jax.Array:
         """The most probable action (any leading batch axes): what evaluation plays."""
@@ -222,7 +226,7 @@ def make_program(config: Config) -> Program:
         targets=targets,
         minibatch=minibatch,
         report=report,
-        policy_field="params",
+        policy_field="best_params" if config.keep_best else "params",
         act=act,
     )
     return on_policy.make_program(config, env, env_params, agent)
