@@ -12,7 +12,6 @@ the compiler need not copy it.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -23,8 +22,8 @@ import optax
 
 from maxatar.core import AutoReset, Environment, EnvParams
 from maxatar.prng import uniform
-from maxatar_agents.evaluation import episode_stats_init, episode_stats_update, evaluate, recent_return
-from maxatar_agents.program import Program, reset_envs, schedule, tie_to_seed
+from maxatar_agents.evaluation import episode_stats_init, episode_stats_update
+from maxatar_agents.program import Program, final_evaluation, interval_metrics, reset_envs, schedule, tie_to_seed
 
 ACT_UNIFORMS = 2  # uniforms per environment and step that the acting rule may use
 
@@ -203,25 +202,15 @@ def make_program(config: OffPolicyConfig, env: Environment, env_params: EnvParam
         n = jnp.maximum(learned.sum(), 1)
         mean_logs = jax.tree.map(lambda x: jnp.sum(x, axis=0) / n, logs)
         t_end = t0 + sched.steps_per_interval
-        metrics = {
-            "frames": t_end * config.num_envs,
-            "episodes": state.stats.finished,
-            "recent_return": recent_return(state.stats),
-        }
+        metrics = interval_metrics(t_end * config.num_envs, state.stats)
         state, own = agent.report(state, mean_logs, t_end)
         return state, {**metrics, **own}
-
-    def evaluate_state(state) -> jax.Array:
-        """Returns of the evaluation policy, from a key the training stream never draws."""
-        key = jax.random.fold_in(state.key, 1)
-        policy = functools.partial(agent.act, getattr(state, agent.policy_field))
-        return evaluate(env, env_params, policy, key, config.eval_episodes, config.eval_max_steps)
 
     return Program(
         config=config,
         init=init,
         interval=interval,
-        evaluate=evaluate_state,
+        evaluate=final_evaluation(env, env_params, agent.act, agent.policy_field, config),
         act=agent.act,
         policy_field=agent.policy_field,
         schedule=sched,

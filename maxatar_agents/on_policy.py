@@ -16,7 +16,6 @@ episode's first.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -29,11 +28,9 @@ from maxatar.prng import uniform
 from maxatar_agents.evaluation import (
     episode_stats_init,
     episode_stats_update,
-    evaluate,
     keep_best,
-    recent_return,
 )
-from maxatar_agents.program import Program, reset_envs, schedule, tie_to_seed
+from maxatar_agents.program import Program, final_evaluation, interval_metrics, reset_envs, schedule, tie_to_seed
 
 ACT_UNIFORMS = 2  # uniforms per environment and step that the acting rule may use
 
@@ -203,28 +200,18 @@ def make_program(config: OnPolicyConfig, env: Environment, env_params: EnvParams
         numbers = t0 + jnp.arange(sched.steps_per_interval, dtype=jnp.int32)
         state, logs = jax.lax.scan(iteration, state, numbers)
         t_end = (t0 + sched.steps_per_interval) * config.num_steps
-        metrics = {
-            "frames": t_end * config.num_envs,
-            "episodes": state.stats.finished,
-            "recent_return": recent_return(state.stats),
-        }
+        metrics = interval_metrics(t_end * config.num_envs, state.stats)
         own = agent.report(state, jax.tree.map(jnp.mean, logs), t_end)
         if config.keep_best:
             state, evaluated = keep_best(state, agent.act, env, env_params, t_end, config)
             own = {**own, **evaluated}
         return state, {**metrics, **own}
 
-    def evaluate_state(state) -> jax.Array:
-        """Returns of the evaluation policy, from a key the training stream never draws."""
-        key = jax.random.fold_in(state.key, 1)
-        policy = functools.partial(agent.act, getattr(state, agent.policy_field))
-        return evaluate(env, env_params, policy, key, config.eval_episodes, config.eval_max_steps)
-
     return Program(
         config=config,
         init=init,
         interval=interval,
-        evaluate=evaluate_state,
+        evaluate=final_evaluation(env, env_params, agent.act, agent.policy_field, config),
         act=agent.act,
         policy_field=agent.policy_field,
         schedule=sched,

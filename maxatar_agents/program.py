@@ -4,6 +4,7 @@ interval at a time (with checkpoints between), and both end bit for bit in the s
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -13,6 +14,7 @@ import jax.numpy as jnp
 
 import maxatar
 from maxatar.core import Environment, EnvParams
+from maxatar_agents.evaluation import EpisodeStats, evaluate, recent_return
 
 
 class Schedule(NamedTuple):
@@ -105,3 +107,21 @@ def tie_to_seed(tree: Any, key: jax.Array) -> Any:
     """
     same = key.ravel()[0] == key.ravel()[0]
     return jax.tree.map(lambda x: jnp.where(same, x, x), tree)
+
+
+def interval_metrics(frames: jax.Array, stats: EpisodeStats) -> dict[str, jax.Array]:
+    """What every agent logs after an interval: frames per seed so far, finished episodes, and the mean
+    return of the last 100 of them."""
+    return {"frames": frames, "episodes": stats.finished, "recent_return": recent_return(stats)}
+
+
+def final_evaluation(env: Environment, env_params: EnvParams, act: Callable, policy_field: str, config: Any):
+    """`evaluate(state)`: returns of `config.eval_episodes` episodes of the evaluation policy `act` with the
+    state's `policy_field` params, from a key the training stream never draws."""
+
+    def evaluate_state(state) -> jax.Array:
+        key = jax.random.fold_in(state.key, 1)
+        policy = functools.partial(act, getattr(state, policy_field))
+        return evaluate(env, env_params, policy, key, config.eval_episodes, config.eval_max_steps)
+
+    return evaluate_state
