@@ -172,16 +172,13 @@ def make_program(config: OnPolicyConfig, env: Environment, env_params: EnvParams
         stats = episode_stats_update(state.stats, reward, terminated | truncated)
         return state._replace(env_state=env_state, obs=obs, stats=stats, key=key), seen
 
-    def minibatch_step(learner, samples):
-        return agent.minibatch(learner, samples)
-
     def epoch(carry, _):
         """One pass over the samples in a fresh random order, `num_minibatches` gradient steps."""
         learner, samples, key = carry
         key, order_key = jax.random.split(key)
         order = jax.random.permutation(order_key, batch)
         shuffled = jax.tree.map(lambda x: x[order].reshape(config.num_minibatches, -1, *x.shape[1:]), samples)
-        learner, logs = jax.lax.scan(minibatch_step, learner, shuffled)
+        learner, logs = jax.lax.scan(agent.minibatch, learner, shuffled)
         return (learner, samples, key), logs
 
     def iteration(state, i: jax.Array):
