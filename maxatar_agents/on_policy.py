@@ -3,8 +3,9 @@ policy (a rollout), the agent turns the rollout into per-sample training targets
 passes over them in `num_minibatches` shuffled minibatches, and the rollout is thrown away. There is no
 replay buffer, so memory does not grow with the run and many environments are cheap.
 
-An algorithm describes only what is its own in an `OnPolicyAgent` (its state, how it acts, how a rollout
-becomes targets, one minibatch step, what it logs); `make_program` wraps that in the loop below and returns
+An algorithm describes only what is its own in an `OnPolicyAgent` (its network's initial params, how it
+acts, how a rollout becomes targets, its loss, what it logs); the state, Adam and the gradient step are the
+skeleton's; `make_program` wraps that in the loop below and returns
 the `Program` that `program.make_train` and the runner run. A logging interval is a whole number of
 rollout-and-update iterations, so the interval's start `t0` counts iterations.
 
@@ -26,6 +27,7 @@ import optax
 from maxatar.core import AutoReset, Environment, EnvParams
 from maxatar.prng import uniform
 from maxatar_agents.evaluation import (
+    EpisodeStats,
     episode_stats_init,
     episode_stats_update,
     keep_best,
@@ -90,33 +92,47 @@ class Rollout(NamedTuple):
     extras: Any
 
 
+class TrainState(NamedTuple):
+    """Everything a run carries from one rollout to the next (and what a checkpoint holds, field by field).
+    The on-policy agents here differ only in their network and loss, so they share this state."""
+
+    params: Any
+    opt_state: Any
+    env_state: Any
+    obs: jax.Array
+    stats: EpisodeStats
+    key: jax.Array
+    best_params: Any  # with `keep_best`: the params of the best evaluation so far (else unused)
+    best_return: jax.Array  # () mean return of that evaluation (-inf before the first)
+
+
+class Learner(NamedTuple):
+    """The part of the state a gradient step changes."""
+
+    params: Any
+    opt_state: Any
+
+
 class OnPolicyAgent(NamedTuple):
-    """What an algorithm adds to the skeleton.
+    """What an algorithm adds to the skeleton: one network and its loss.
 
-    `State` is its training state, a NamedTuple with the skeleton's fields (env_state, obs, stats, key;
-    params, best_params and best_return for `keep_best`) and its own; `Learner` names the fields of `State`
-    that an update changes.
-
-    init(keys, obs) -> dict of State's own fields, from `num_init_keys` keys and the first observations;
-    explore(state, uniforms, t) -> (actions, extras), the behaviour policy at global vector step t, given
-        `ACT_UNIFORMS` uniforms per environment; extras go into the rollout;
-    targets(learner, rollout, last_obs) -> samples, a pytree whose leaves lead with (num_steps, num_envs):
+    init_params(key, obs) -> params of the network, from a key and the first observations;
+    explore(params, obs, uniforms, t) -> (actions, extras), the behaviour policy at global vector step t,
+        given `ACT_UNIFORMS` uniforms per environment; extras go into the rollout;
+    targets(params, rollout, last_obs) -> samples, a pytree whose leaves lead with (num_steps, num_envs):
         what the minibatch steps train on (e.g. advantages and returns);
-    minibatch(learner, samples) -> (learner, logs), one gradient step on a minibatch of samples (leaves
-        lead with the minibatch axis); logs are averaged over the interval's steps;
-    report(state, mean_logs, t_end) -> metrics to log after an interval, t_end counting vector steps;
-    act(params, obs) -> actions, the evaluation policy, whose params are the state's `policy_field`.
+    loss(params, samples) -> (loss, aux), the loss of a minibatch of samples (leaves lead with the
+        minibatch axis) and what to log about it;
+    report(mean_loss, mean_aux, t_end) -> metrics to log after an interval, from the loss and aux averaged
+        over the interval's gradient steps; t_end counts vector steps;
+    act(params, obs) -> actions, the evaluation policy.
     """
 
-    State: type
-    Learner: type
-    num_init_keys: int
-    init: Callable
+    init_params: Callable
     explore: Callable
     targets: Callable
-    minibatch: Callable
+    loss: Callable
     report: Callable
-    policy_field: str
     act: Callable
 
 
@@ -142,6 +158,8 @@ def sample_categorical(logits: jax.Array, u: jax.Array) -> jax.Array:
 
 def make_program(config: OnPolicyConfig, env: Environment, env_params: EnvParams, agent: OnPolicyAgent) -> Program:
     """The pure pieces of a run of `agent` (see `program.Program`): init, interval, evaluate."""
+    optimizer = make_optimizer(config)
+    policy_field = "best_params" if config.keep_best else "params"
     stepper = AutoReset(env)
     batched_step = jax.vmap(stepper.step_from_uniforms, in_axes=(0, 0, 0, None))
     sched = schedule(config.total_steps, config.log_points, config.num_envs * config.num_steps)
@@ -149,14 +167,18 @@ def make_program(config: OnPolicyConfig, env: Environment, env_params: EnvParams
 
     def init(key: jax.Array):
         """The agent's initial fields and fresh environments, tied to the seed's key."""
-        key, *init_keys, env_key = jax.random.split(key, 2 + agent.num_init_keys)
+        key, params_key, env_key = jax.random.split(key, 3)
         obs, env_state = reset_envs(env, env_params, env_key, config.num_envs)
-        state = agent.State(
-            **agent.init(init_keys, obs),
+        params = agent.init_params(params_key, obs)
+        state = TrainState(
+            params=params,
+            opt_state=optimizer.init(params),
             env_state=env_state,
             obs=obs,
             stats=episode_stats_init(config.num_envs),
             key=key,
+            best_params=params,
+            best_return=jnp.float32(-jnp.inf),
         )
         return tie_to_seed(state, key)  # see program.tie_to_seed: chunked runs equal whole runs
 
@@ -164,7 +186,7 @@ def make_program(config: OnPolicyConfig, env: Environment, env_params: EnvParams
         """One vector step at global vector step `t` with the behaviour policy."""
         key, step_key = jax.random.split(state.key)
         uniforms = uniform(step_key, (config.num_envs, ACT_UNIFORMS + stepper.num_uniforms))
-        action, extras = agent.explore(state, uniforms[:, :ACT_UNIFORMS], t)
+        action, extras = agent.explore(state.params, state.obs, uniforms[:, :ACT_UNIFORMS], t)
         obs, env_state, reward, terminated, truncated, _ = batched_step(
             uniforms[:, ACT_UNIFORMS:], state.env_state, action, env_params
         )
@@ -172,21 +194,27 @@ def make_program(config: OnPolicyConfig, env: Environment, env_params: EnvParams
         stats = episode_stats_update(state.stats, reward, terminated | truncated)
         return state._replace(env_state=env_state, obs=obs, stats=stats, key=key), seen
 
+    def gradient_step(learner: Learner, samples):
+        """One Adam step on the loss of a minibatch; logs the loss and the agent's aux."""
+        (loss, aux), grads = jax.value_and_grad(agent.loss, has_aux=True)(learner.params, samples)
+        updates, opt_state = optimizer.update(grads, learner.opt_state, learner.params)
+        return Learner(optax.apply_updates(learner.params, updates), opt_state), (loss, aux)
+
     def epoch(carry, _):
         """One pass over the samples in a fresh random order, `num_minibatches` gradient steps."""
         learner, samples, key = carry
         key, order_key = jax.random.split(key)
         order = jax.random.permutation(order_key, batch)
         shuffled = jax.tree.map(lambda x: x[order].reshape(config.num_minibatches, -1, *x.shape[1:]), samples)
-        learner, logs = jax.lax.scan(agent.minibatch, learner, shuffled)
+        learner, logs = jax.lax.scan(gradient_step, learner, shuffled)
         return (learner, samples, key), logs
 
     def iteration(state, i: jax.Array):
         """Rollout number `i`: play it, compute its targets, train on them."""
         steps = i * config.num_steps + jnp.arange(config.num_steps, dtype=jnp.int32)
         state, rollout = jax.lax.scan(env_step, state, steps)
-        learner = agent.Learner(**{name: getattr(state, name) for name in agent.Learner._fields})
-        samples = agent.targets(learner, rollout, state.obs)
+        learner = Learner(state.params, state.opt_state)
+        samples = agent.targets(state.params, rollout, state.obs)
         flat = jax.tree.map(lambda x: x.reshape(batch, *x.shape[2:]), samples)
         key, epochs_key = jax.random.split(state.key)
         (learner, _, _), logs = jax.lax.scan(epoch, (learner, flat, epochs_key), None, length=config.num_epochs)
@@ -198,7 +226,7 @@ def make_program(config: OnPolicyConfig, env: Environment, env_params: EnvParams
         state, logs = jax.lax.scan(iteration, state, numbers)
         t_end = (t0 + sched.steps_per_interval) * config.num_steps
         metrics = interval_metrics(t_end * config.num_envs, state.stats)
-        own = agent.report(state, jax.tree.map(jnp.mean, logs), t_end)
+        own = agent.report(*jax.tree.map(jnp.mean, logs), t_end)
         if config.keep_best:
             state, evaluated = keep_best(state, agent.act, env, env_params, t_end, config)
             own = {**own, **evaluated}
@@ -208,8 +236,8 @@ def make_program(config: OnPolicyConfig, env: Environment, env_params: EnvParams
         config=config,
         init=init,
         interval=interval,
-        evaluate=final_evaluation(env, env_params, agent.act, agent.policy_field, config),
+        evaluate=final_evaluation(env, env_params, agent.act, policy_field, config),
         act=agent.act,
-        policy_field=agent.policy_field,
+        policy_field=policy_field,
         schedule=sched,
     )

@@ -8,9 +8,9 @@ clipping 0.5, linear step-size decay, advantages normalised per minibatch, layer
 sqrt(2), 0.01 for the policy's output and 1 for the value's), on the on-policy skeleton (`on_policy.py`).
 Evaluation plays the most probable action.
 
-Read top to bottom: `Config` and `PRESETS`; the losses (`gae`, `ppo_loss`); the training state;
-`make_program`, which gives the skeleton PPO's own pieces (initial network, sampling actions, targets, the
-minibatch step, what to log); `make_train(config) -> train(key)`.
+Read top to bottom: `Config` and `PRESETS`; the losses (`gae`, `ppo_loss`); `make_program`, which gives the
+skeleton PPO's own pieces (the network, sampling actions, targets, the loss, what to log); `make_train(config)
+-> train(key)`. The training state, Adam and the gradient step are the skeleton's (`on_policy.TrainState`).
 
     python -m maxatar_agents.ppo --env maxatar/Breakout-v0 --seeds 4 --out runs/breakout-ppo
 """
@@ -24,10 +24,8 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import optax
 
 from maxatar_agents import on_policy, program
-from maxatar_agents.evaluation import EpisodeStats
 from maxatar_agents.networks import make_actor_critic
 from maxatar_agents.on_policy import Rollout
 from maxatar_agents.program import Program, TrainResult, env_from_config
@@ -149,33 +147,12 @@ def ppo_loss(
     return total, (policy_loss, value_loss, entropy, approx_kl)
 
 
-class Learner(NamedTuple):
-    """The part of the state an update changes."""
-
-    params: Any
-    opt_state: Any
-
-
-class TrainState(NamedTuple):
-    """Everything a run carries from one rollout to the next (and what a checkpoint holds, field by field)."""
-
-    params: Any
-    opt_state: Any
-    env_state: Any
-    obs: jax.Array
-    stats: EpisodeStats
-    key: jax.Array
-    best_params: Any  # with `keep_best`: the params of the best evaluation so far (else unused)
-    best_return: jax.Array  # () mean return of that evaluation (-inf before the first)
-
-
 @functools.lru_cache(maxsize=16)
 def make_program(config: Config) -> Program:
     """PPO's pieces in the on-policy skeleton. Cached so that several runs of one config in a process share
     compiled code."""
     env, env_params = env_from_config(config)
     network = make_actor_critic(env, config.hidden, config.conv_features, config.activation)
-    optimizer = on_policy.make_optimizer(config)
     loss_fn = functools.partial(
         ppo_loss,
         apply=network.apply,
@@ -185,48 +162,33 @@ def make_program(config: Config) -> Program:
         ent_coef=config.ent_coef,
     )
 
-    def init(keys: list[jax.Array], obs: jax.Array) -> dict[str, Any]:
-        params = network.init(keys[0], obs)
-        return dict(
-            params=params, opt_state=optimizer.init(params), best_params=params, best_return=jnp.float32(-jnp.inf)
-        )
-
     def act(params, obs: jax.Array) -> jax.Array:
         """The most probable action (any leading batch axes): what evaluation plays."""
         return network.apply(params, obs)[0].argmax(axis=-1).astype(jnp.int32)
 
-    def explore(state: TrainState, uniforms: jax.Array, t: jax.Array):
+    def explore(params, obs: jax.Array, uniforms: jax.Array, t: jax.Array):
         """An action sampled from the policy, with its log-probability and the state's value."""
-        logits, value = network.apply(state.params, state.obs)
+        logits, value = network.apply(params, obs)
         action = on_policy.sample_categorical(logits, uniforms[:, 0])
         log_prob = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], axis=-1)[:, 0]
         return action, (log_prob, value)
 
-    def targets(learner: Learner, rollout: Rollout, last_obs: jax.Array) -> Samples:
+    def targets(params, rollout: Rollout, last_obs: jax.Array) -> Samples:
         log_prob, value = rollout.extras
-        last_value = network.apply(learner.params, last_obs)[1]
+        last_value = network.apply(params, last_obs)[1]
         advantage, target = gae(rollout, value, last_value, config.gamma, config.gae_lambda)
         return Samples(rollout.obs, rollout.action, log_prob, value, advantage, target)
 
-    def minibatch(learner: Learner, samples: Samples):
-        (_, logs), grads = jax.value_and_grad(loss_fn, has_aux=True)(learner.params, samples)
-        updates, opt_state = optimizer.update(grads, learner.opt_state, learner.params)
-        return Learner(optax.apply_updates(learner.params, updates), opt_state), logs
-
-    def report(state: TrainState, mean_logs, t_end: jax.Array) -> dict[str, jax.Array]:
-        policy_loss, value_loss, entropy, approx_kl = mean_logs
+    def report(mean_loss: jax.Array, mean_aux, t_end: jax.Array) -> dict[str, jax.Array]:
+        policy_loss, value_loss, entropy, approx_kl = mean_aux
         return {"policy_loss": policy_loss, "value_loss": value_loss, "entropy": entropy, "approx_kl": approx_kl}
 
     agent = on_policy.OnPolicyAgent(
-        State=TrainState,
-        Learner=Learner,
-        num_init_keys=1,
-        init=init,
+        init_params=network.init,
         explore=explore,
         targets=targets,
-        minibatch=minibatch,
+        loss=loss_fn,
         report=report,
-        policy_field="best_params" if config.keep_best else "params",
         act=act,
     )
     return on_policy.make_program(config, env, env_params, agent)

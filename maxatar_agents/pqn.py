@@ -12,8 +12,9 @@ purejaxql's MinAtar settings (128 environments x 32 steps, 2 epochs of 32 miniba
 5e-4 decayed linearly, gradient norm clipped at 10, epsilon from 1 to 0.05 over the first tenth of the run),
 on the on-policy skeleton (`on_policy.py`). Evaluation plays the greedy action.
 
-Read top to bottom: `Config` and `PRESETS`; the losses (`q_lambda_returns`, `q_loss`); the training state;
-`make_program`, which gives the skeleton PQN's own pieces; `make_train(config) -> train(key)`.
+Read top to bottom: `Config` and `PRESETS`; the losses (`q_lambda_returns`, `q_loss`); `make_program`, which
+gives the skeleton PQN's own pieces; `make_train(config) -> train(key)`. The training state, Adam and the
+gradient step are the skeleton's (`on_policy.TrainState`).
 
     python -m maxatar_agents.pqn --env maxatar/Breakout-v0 --seeds 4 --out runs/breakout-pqn
 """
@@ -27,11 +28,9 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import optax
 
 from maxatar.prng import uniform_to_int
 from maxatar_agents import on_policy, program
-from maxatar_agents.evaluation import EpisodeStats
 from maxatar_agents.networks import make_network
 from maxatar_agents.on_policy import Rollout
 from maxatar_agents.program import Program, TrainResult, env_from_config
@@ -131,33 +130,12 @@ def q_loss(params: Any, samples: Samples, *, q_values: Callable) -> tuple[jax.Ar
     return 0.5 * jnp.mean(jnp.square(q_taken - samples.target)), q_taken.mean()
 
 
-class Learner(NamedTuple):
-    """The part of the state an update changes."""
-
-    params: Any
-    opt_state: Any
-
-
-class TrainState(NamedTuple):
-    """Everything a run carries from one rollout to the next (and what a checkpoint holds, field by field)."""
-
-    params: Any
-    opt_state: Any
-    env_state: Any
-    obs: jax.Array
-    stats: EpisodeStats
-    key: jax.Array
-    best_params: Any  # with `keep_best`: the params of the best evaluation so far (else unused)
-    best_return: jax.Array  # () mean return of that evaluation (-inf before the first)
-
-
 @functools.lru_cache(maxsize=16)
 def make_program(config: Config) -> Program:
     """PQN's pieces in the on-policy skeleton. Cached so that several runs of one config in a process share
     compiled code."""
     env, env_params = env_from_config(config)
     network = make_network(env, config.hidden, config.conv_features, layer_norm=True)
-    optimizer = on_policy.make_optimizer(config)
     loss_fn = functools.partial(q_loss, q_values=network.apply)
     decay_steps = max(1.0, config.epsilon_fraction * config.total_steps / config.num_envs)
 
@@ -166,50 +144,34 @@ def make_program(config: Config) -> Program:
         progress = jnp.clip(t / decay_steps, 0.0, 1.0)
         return config.epsilon_start + (config.epsilon_end - config.epsilon_start) * progress
 
-    def init(keys: list[jax.Array], obs: jax.Array) -> dict[str, Any]:
-        params = network.init(keys[0], obs)
-        return dict(
-            params=params, opt_state=optimizer.init(params), best_params=params, best_return=jnp.float32(-jnp.inf)
-        )
-
     def act(params, obs: jax.Array) -> jax.Array:
         """The greedy action (any leading batch axes): what evaluation plays."""
         return network.apply(params, obs).argmax(axis=-1).astype(jnp.int32)
 
-    def explore(state: TrainState, uniforms: jax.Array, t: jax.Array):
+    def explore(params, obs: jax.Array, uniforms: jax.Array, t: jax.Array):
         """Epsilon-greedy (the first uniform decides whether to explore, the second picks the random
         action), with max_a Q(s, a), which the returns of the previous step bootstrap from."""
-        q = network.apply(state.params, state.obs)
+        q = network.apply(params, obs)
         random_action = uniform_to_int(uniforms[:, 1], 0, env.num_actions)
         greedy = q.argmax(axis=-1).astype(jnp.int32)
         return jnp.where(uniforms[:, 0] < epsilon(t), random_action, greedy).astype(jnp.int32), q.max(axis=-1)
 
-    def targets(learner: Learner, rollout: Rollout, last_obs: jax.Array) -> Samples:
+    def targets(params, rollout: Rollout, last_obs: jax.Array) -> Samples:
         max_q = rollout.extras  # (T, N): max_a Q(s_t, a)
-        last_max_q = network.apply(learner.params, last_obs).max(axis=-1)
+        last_max_q = network.apply(params, last_obs).max(axis=-1)
         next_max_q = jnp.concatenate([max_q[1:], last_max_q[None]], axis=0)
         returns = q_lambda_returns(rollout, next_max_q, config.gamma, config.q_lambda, config.reward_scale)
         return Samples(rollout.obs, rollout.action, returns)
 
-    def minibatch(learner: Learner, samples: Samples):
-        (loss, q_mean), grads = jax.value_and_grad(loss_fn, has_aux=True)(learner.params, samples)
-        updates, opt_state = optimizer.update(grads, learner.opt_state, learner.params)
-        return Learner(optax.apply_updates(learner.params, updates), opt_state), (loss, q_mean)
-
-    def report(state: TrainState, mean_logs, t_end: jax.Array) -> dict[str, jax.Array]:
-        loss, q_mean = mean_logs
-        return {"loss": loss, "q_mean": q_mean, "epsilon": epsilon(t_end - 1)}
+    def report(mean_loss: jax.Array, mean_q: jax.Array, t_end: jax.Array) -> dict[str, jax.Array]:
+        return {"loss": mean_loss, "q_mean": mean_q, "epsilon": epsilon(t_end - 1)}
 
     agent = on_policy.OnPolicyAgent(
-        State=TrainState,
-        Learner=Learner,
-        num_init_keys=1,
-        init=init,
+        init_params=network.init,
         explore=explore,
         targets=targets,
-        minibatch=minibatch,
+        loss=loss_fn,
         report=report,
-        policy_field="best_params" if config.keep_best else "params",
         act=act,
     )
     return on_policy.make_program(config, env, env_params, agent)
