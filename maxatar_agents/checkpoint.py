@@ -4,6 +4,9 @@ Loading never executes code from the files.
 
 `load_policy(path) -> (env_id, act_fn)` is the entry point the `renderers` package uses to play a trained
 policy: `act_fn(params_or_none, obs) -> action`, jittable; with `None` it uses the checkpoint's params.
+`path` may also name a policy shipped with the package, `"pretrained:maxatar/Breakout-v0"`: a policy-only
+checkpoint (`export_policy`: one seed's policy params and the figures it was chosen by) in
+`maxatar_agents/pretrained/<id>/`.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ FORMAT = "maxatar_agents.checkpoint/1"
 STATE_FILE = "checkpoint.npz"
 META_FILE = "checkpoint.json"
 PROGRESS_KEY = "__intervals_done__"
+PRETRAINED_PREFIX = "pretrained:"
+PRETRAINED_DIR = Path(__file__).parent / "pretrained"
 
 
 class CheckpointError(ValueError):
@@ -54,8 +59,27 @@ def save(directory: str | Path, state: Any, meta: dict[str, Any]) -> Path:
     return directory / STATE_FILE
 
 
+def pretrained_ids() -> list[str]:
+    """The environment ids that have a policy shipped in the package."""
+    if not PRETRAINED_DIR.is_dir():
+        return []
+    return sorted(f"maxatar/{d.name}" for d in PRETRAINED_DIR.iterdir() if (d / META_FILE).is_file())
+
+
+def pretrained_path(env_id: str) -> Path:
+    """The directory of the shipped policy for `env_id` (`maxatar/Breakout-v0` or `Breakout-v0`)."""
+    name = env_id.split(":")[-1].removeprefix("maxatar/")
+    if f"maxatar/{name}" not in pretrained_ids():
+        shipped = ", ".join(pretrained_ids()) or "none"
+        raise CheckpointError(f"no pretrained policy for {env_id!r}; shipped: {shipped}")
+    return PRETRAINED_DIR / name
+
+
 def _resolve(path: str | Path) -> Path:
-    """A run directory, or the path of its state or metadata file -> the run directory."""
+    """A run directory, or the path of its state or metadata file -> the run directory; a
+    `pretrained:<env id>` name -> the shipped policy's directory."""
+    if isinstance(path, str) and path.startswith(PRETRAINED_PREFIX):
+        return pretrained_path(path.removeprefix(PRETRAINED_PREFIX))
     path = Path(path)
     if path.is_dir():
         return path
@@ -98,6 +122,8 @@ def load_state(directory: str | Path, template: Any, meta: dict[str, Any]) -> An
     """Fill `template` (a state or its `jax.eval_shape`) with the saved arrays, checking names, shapes and
     dtypes, so that a checkpoint of another configuration is refused rather than half-loaded."""
     directory = _resolve(directory)
+    if meta.get("policy_only"):
+        raise CheckpointError(f"{directory} holds only a trained policy (export_policy); it cannot be resumed")
     names = tree_paths(template)
     leaves, treedef = jax.tree.flatten(template)
     with _open_arrays(directory) as saved:
@@ -158,10 +184,7 @@ def load_policy(path: str | Path, seed_index: int | None = None) -> tuple[str, C
     if not 0 <= seed_index < num_seeds:
         raise CheckpointError(f"seed_index {seed_index} is outside the checkpoint's {num_seeds} seeds")
 
-    keys = jnp.zeros((num_seeds, 2), jnp.uint32)
-    template = getattr(jax.eval_shape(jax.vmap(program.init), keys), program.policy_field)
-    prefix = f".{program.policy_field}"
-    names = [prefix + name for name in tree_paths(template)]
+    names, template = _policy_leaves(program, num_seeds)
     leaves, treedef = jax.tree.flatten(template)
     with _open_arrays(directory) as saved:
         arrays = []
@@ -171,6 +194,67 @@ def load_policy(path: str | Path, seed_index: int | None = None) -> tuple[str, C
             arrays.append(jnp.asarray(saved[name][seed_index]))
     params = jax.tree.unflatten(treedef, arrays)
     return meta["env_id"], jax.tree_util.Partial(functools.partial(_act, program.act), params)
+
+
+def _policy_leaves(program: Any, num_seeds: int) -> tuple[list[str], Any]:
+    """The state file's names of the policy params' leaves, and their (seed-batched) shapes."""
+    keys = jax.ShapeDtypeStruct((num_seeds, 2), jnp.uint32)
+    template = getattr(jax.eval_shape(jax.vmap(program.init), keys), program.policy_field)
+    return [f".{program.policy_field}{name}" for name in tree_paths(template)], template
+
+
+def export_policy(run: str | Path, out: str | Path, seed_index: int, record: dict[str, Any]) -> Path:
+    """Write one seed's trained policy as a policy-only checkpoint that `load_policy` reads (what the package
+    ships under `pretrained/`): the policy params only (a compressed `.npz`, a few hundred kB instead of a
+    run's whole state) and the run's metadata for that seed, plus `record` (the figures the policy was
+    chosen by, which the tests check it still reaches). Returns the output directory."""
+    directory, out = _resolve(run), Path(out)
+    meta = read_meta(directory)
+    if meta.get("final_eval") is None:
+        raise CheckpointError(f"the run in {directory} has not finished; export its policy once it has")
+    program = agent_module(meta["algorithm"]).make_program(config_for(meta))
+    num_seeds = len(meta["seeds"])
+    if not 0 <= seed_index < num_seeds:
+        raise CheckpointError(f"seed_index {seed_index} is outside the checkpoint's {num_seeds} seeds")
+    names, _ = _policy_leaves(program, num_seeds)
+    with _open_arrays(directory) as saved:
+        arrays = {name: saved[name][seed_index : seed_index + 1] for name in names}
+    arrays[PROGRESS_KEY] = np.asarray(meta["intervals_done"], np.int64)
+    out.mkdir(parents=True, exist_ok=True)
+    _atomic_write(out / STATE_FILE, lambda f: np.savez_compressed(f, **arrays))
+    eval_ = meta["final_eval"]
+    one = {**eval_, "return_per_seed": [eval_["return_per_seed"][seed_index]]}
+    one["return_mean"] = one["return_per_seed"][0]
+    kept = {k: meta[k] for k in ("algorithm", "env_id", "config", "preset", "intervals_done", "num_intervals")}
+    text = json.dumps(
+        {
+            "format": FORMAT,
+            **kept,
+            "frames_done": meta.get("frames_done"),
+            "seeds": [meta["seeds"][seed_index]],
+            "final_eval": one,
+            "policy_only": True,
+            "record": record,
+        },
+        indent=1,
+    )
+    _atomic_write(out / META_FILE, lambda f: f.write(text), mode="w")
+    return out
+
+
+def policy_returns(path: str | Path, episodes: int, key: int = 0, seed_index: int | None = None) -> np.ndarray:
+    """Returns of `episodes` episodes of a checkpoint's (or `pretrained:<id>`) evaluation policy, played in
+    the environment setting it was trained in, from `PRNGKey(key)`: the figure a shipped policy records
+    at export and its test checks."""
+    from maxatar_agents.evaluation import evaluate
+    from maxatar_agents.program import env_from_config
+
+    config = config_for(read_meta(_resolve(path)))
+    _, act = load_policy(path, seed_index)
+    env, env_params = env_from_config(config)
+    play = jax.jit(evaluate, static_argnums=(0, 4, 5))
+    policy = jax.tree_util.Partial(act, None)
+    return np.asarray(play(env, env_params, policy, jax.random.PRNGKey(key), episodes, config.eval_max_steps))
 
 
 def _act(act: Callable, saved_params: Any, params_or_none: Any, obs: jax.Array) -> jax.Array:

@@ -8,6 +8,10 @@ import sys
 from collections.abc import Callable, Sequence
 
 MAX_FRAMES = 10_000  # a rollout's frames are held in memory before the GIF is written
+POLICY_HELP = (
+    "'random' (default), 'pretrained' (the trained policy maxatar_agents ships for --env) or a path to a "
+    "maxatar_agents checkpoint"
+)
 
 
 def _bounded(kind: Callable, low, high=None) -> Callable[[str], object]:
@@ -34,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     gif = commands.add_parser("gif", help="render a rollout (one jitted scan) and write it as a GIF")
     gif.add_argument("--env", required=True, help="environment id, e.g. maxatar/Breakout-v0")
-    gif.add_argument("--policy", default="random", help="'random' (default) or a path to a maxatar_agents checkpoint")
+    gif.add_argument("--policy", default="random", help=POLICY_HELP)
     gif.add_argument(
         "--steps", type=_bounded(int, 1, MAX_FRAMES), default=300, help="number of frames (one per action)"
     )
@@ -45,8 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
     gif.add_argument("--no-overlay", action="store_true", help="leave out the score and step strip")
     gif.set_defaults(run=run_gif, subparser=gif)
 
-    play = commands.add_parser("play", help="play with the keyboard: arrows move, space fires, R restarts")
+    play = commands.add_parser(
+        "play", help="play with the keyboard (arrows move, space fires, R restarts), or watch a --policy play"
+    )
     play.add_argument("--env", required=True, help="environment id, e.g. maxatar/Breakout-v0")
+    play.add_argument("--policy", help="watch this policy play instead of playing yourself: " + POLICY_HELP)
     play.add_argument("--fps", type=_bounded(float, 0.5, 60.0), default=10.0, help="steps per second")
     play.add_argument("--zoom", type=_bounded(int, 1, 16), default=3, help="window enlargement")
     play.add_argument("--seed", type=_bounded(int, 0), default=0)
@@ -93,11 +100,19 @@ def run_gif(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 
 def run_play(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    """Open a window and let a person play (the id is checked first, so a typo fails before pygame starts)."""
+    """Open a window and let a person play, or watch a policy play (the id and the policy are checked first,
+    so a typo fails before pygame starts)."""
     from renderers.play import play
+    from renderers.policies import PolicyError, resolve_policy
 
-    _make_env(parser, args.env)
-    returns = play(args.env, fps=args.fps, zoom=args.zoom, seed=args.seed, max_steps=args.steps)
+    env, _ = _make_env(parser, args.env)
+    policy = None
+    if args.policy is not None:
+        try:
+            policy = resolve_policy(args.policy, env, args.env)
+        except PolicyError as error:
+            parser.error(str(error))
+    returns = play(args.env, fps=args.fps, zoom=args.zoom, seed=args.seed, max_steps=args.steps, policy=policy)
     if returns:
         print(f"{len(returns)} episode(s), mean return {sum(returns) / len(returns):g}")
     return 0

@@ -1,4 +1,5 @@
-"""Play an environment yourself in a pygame window: arrow keys move, space fires, R restarts, Esc quits.
+"""Play an environment yourself in a pygame window: arrow keys move, space fires, R restarts, Esc quits. Or
+watch a policy (a trained agent) play it: R restarts, Esc quits.
 
 The game runs in real time at `fps` steps per second. Each step takes the key pressed since the previous
 step if there was one (so a quick tap is not lost), otherwise the key held down, otherwise no key. Each game
@@ -18,6 +19,7 @@ import jax.numpy as jnp
 import maxatar
 from maxatar.core import Environment, EnvParams, EnvState
 from renderers.frames import frame
+from renderers.rollout import Policy
 from renderers.window import Window
 
 
@@ -48,15 +50,32 @@ def _draw(env: Environment, state: EnvState, score: jax.Array) -> jax.Array:
     return frame(env, state, score, state.time)
 
 
-def play(env_id: str, fps: float = 10.0, zoom: int = 3, seed: int = 0, max_steps: int | None = None) -> list[float]:
-    """Run the game until the window closes (or `max_steps` steps); returns the finished episodes' returns."""
+@partial(jax.jit, static_argnums=0)
+def _act(env: Environment, policy: Policy, key: jax.Array, state: EnvState) -> jax.Array:
+    return jnp.asarray(policy(key, env.observation(state))).astype(jnp.int32).reshape(())
+
+
+def play(
+    env_id: str,
+    fps: float = 10.0,
+    zoom: int = 3,
+    seed: int = 0,
+    max_steps: int | None = None,
+    policy: Policy | None = None,
+) -> list[float]:
+    """Run the game until the window closes (or `max_steps` steps); returns the finished episodes' returns.
+    With `policy` (`act(key, obs) -> action`, e.g. a trained agent's) it chooses the actions, not the keys."""
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
     import pygame
 
     env, params = maxatar.make(env_id)
     pygame.display.init()  # pygame translates key names to codes once its display is up
     keys = {pygame.key.key_code(name): name for name in env.keymap}
-    window = Window(title=f"{env_id} (arrows move, space fires, R restarts, Esc quits)", fps=fps, zoom=zoom)
+    controls = "arrows move, space fires, R restarts, Esc quits" if policy is None else "R restarts, Esc quits"
+    watched = "" if policy is None else "agent playing: "
+    window = Window(title=f"{env_id} ({watched}{controls})", fps=fps, zoom=zoom)
+    if policy is not None and not isinstance(policy, jax.tree_util.Partial):
+        policy = jax.tree_util.Partial(policy)  # the weights stay arguments of the compiled step
     key = jax.random.key(seed)
     key, sub = jax.random.split(key)
     state, score, action, pause, steps = _reset(env, sub, params), 0.0, 0, 0, 0
@@ -85,7 +104,11 @@ def play(env_id: str, fps: float = 10.0, zoom: int = 3, seed: int = 0, max_steps
                 key, sub = jax.random.split(key)
                 state, score, pause = _reset(env, sub, params), 0.0, 0
                 continue
-            action = choose_action(env, pressed, action)
+            if policy is None:
+                action = choose_action(env, pressed, action)
+            else:
+                key, act_key = jax.random.split(key)
+                action = int(_act(env, policy, act_key, state))
             key, sub = jax.random.split(key)
             state, reward, done = _step(env, sub, state, jnp.int32(action), params)
             score += float(reward)

@@ -1,4 +1,5 @@
-"""Policies for rendering: random actions, or a trained agent loaded from a `maxatar_agents` checkpoint.
+"""Policies for rendering: random actions, or a trained agent loaded from a `maxatar_agents` checkpoint, or
+the trained policy shipped with `maxatar_agents` for the environment (`pretrained`).
 
 The checkpoint interface `renderers` relies on (kept small so `maxatar_agents` can satisfy it):
 
@@ -20,6 +21,7 @@ from maxatar.registry import canonical_name
 from renderers.rollout import Policy, random_policy
 
 CHECKPOINT_MODULE = "maxatar_agents.checkpoint"
+PRETRAINED = "pretrained"  # `--policy pretrained`: the shipped policy of --env (`pretrained:<id>` names one)
 
 
 class PolicyError(ValueError):
@@ -27,10 +29,13 @@ class PolicyError(ValueError):
 
 
 def load_checkpoint_policy(path: str | Path, env_id: str) -> Policy:
-    """The policy stored at `path`; fails clearly if it cannot be loaded or belongs to another environment."""
-    path = Path(path)
-    if not path.exists():
-        raise PolicyError(f"--policy must be 'random' or a path to a checkpoint; {str(path)!r} does not exist")
+    """The policy stored at `path` (or named `pretrained:<id>`); fails clearly if it cannot be loaded or
+    belongs to another environment."""
+    shipped = isinstance(path, str) and path.startswith(PRETRAINED + ":")
+    if not shipped and not Path(path).exists():
+        raise PolicyError(
+            f"--policy must be 'random', 'pretrained' or a path to a checkpoint; {str(path)!r} does not exist"
+        )
     try:
         module = importlib.import_module(CHECKPOINT_MODULE)
     except ImportError as error:
@@ -54,7 +59,10 @@ def load_checkpoint_policy(path: str | Path, env_id: str) -> Policy:
 
 
 def resolve_policy(spec: str, env: Environment, env_id: str) -> Policy:
-    """`"random"`, or a checkpoint path (see the module docstring)."""
+    """`"random"`, `"pretrained"` (the shipped policy for `env_id`), `"pretrained:<id>"`, or a checkpoint
+    path (see the module docstring)."""
     if spec == "random":
         return random_policy(env)
+    if spec == PRETRAINED:
+        spec = f"{PRETRAINED}:{env_id}"
     return load_checkpoint_policy(spec, env_id)

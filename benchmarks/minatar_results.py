@@ -1,0 +1,379 @@
+"""The results table: every agent on every MinAtar game in MinAtar's setting, trained through the agents' own
+command line, with the learning curves, the pretrained policies and the GIFs of trained play made from it.
+
+MinAtar's setting is the environments' default: sticky actions 0.1, difficulty ramping, the full action set.
+The protocol (`PROTOCOL`): each agent with its own preset for the games, 3 seeds trained together in one
+vmapped program, at most MinAtar's 5M frames per seed; DQN's `minatar` preset (MinAtar's `examples/dqn.py`,
+the paper's protocol) on two games besides.
+
+    python -m benchmarks.minatar_results run            # every run of the protocol in turn (hours on a CPU)
+    python -m benchmarks.minatar_results run --resume   # after any interruption: continue where it stopped
+    python -m benchmarks.minatar_results report --readme README.md   # the table and one PNG per game
+    python -m benchmarks.minatar_results export         # the shipped policies and docs/trained/*.gif again
+
+`run` trains one (agent, game) at a time with `python -m maxatar_agents.<algo> ... --seeds 3` (in process, its
+progress bar shown), checkpointing often, so that Ctrl-C, a crash or the end of a session loses at most a few
+percent of one run: `run --resume` continues its checkpoint bit for bit and skips the runs already finished.
+The checkpoints (with replay buffers, hundreds of MB) stay in `runs/minatar_results/` (not committed); each
+finished run's metrics.csv and summary.json, and the machine's load while it ran, go to
+`benchmarks/results/agents/minatar/<algo>-<preset>/<game>/` (committed), from which `report` rebuilds every
+number and picture. After each finished run the best seed of each game's strongest agent is exported as the
+package's pretrained policy (`maxatar_agents/pretrained/<game>/`, loaded with
+`maxatar_agents.load_policy("pretrained:maxatar/Breakout-v0")`) and rendered to `docs/trained/<game>.gif`.
+
+Wall-clock times are those of this machine and of whatever else ran on it: each run records the load average
+at its start and end beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.agents_bench import GAMES, MINATAR_DQN, PGX_PPO, machine, read_rows
+
+RUNS = Path("runs/minatar_results")
+RESULTS = Path("benchmarks/results/agents/minatar")
+PRETRAINED = Path("maxatar_agents/pretrained")
+FIGURES = Path("docs/results")
+GIFS = Path("docs/trained")
+SEEDS = 3
+MINATAR_FRAMES = 5_000_000
+# MinAtar's AC(lambda=0.8) after 5M frames, read off the learning curves of its README and paper
+# (img/learning_curves.gif; 30 seeds, full action set, sticky 0.1, ramping): about +-5% of the axis.
+MINATAR_AC = {"Breakout-v0": 17.5, "Asterix-v0": 19, "Freeway-v0": 46, "Seaquest-v0": 15, "SpaceInvaders-v0": 185}
+README_START, README_END = "<!-- results:start -->", "<!-- results:end -->"
+GIF_STEPS = 400
+CHECK_EPISODES = 10  # episodes of the fixed evaluation a shipped policy records and its test replays
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One agent with one preset on some games; `frames` caps the preset's frames per seed (None: its own)."""
+
+    algo: str
+    preset: str
+    games: tuple[str, ...]
+    frames: int | None
+
+    @property
+    def name(self) -> str:
+        return f"{self.algo}-{self.preset}"
+
+
+# In the order they run: the fastest agents first, so the table and the shipped policies fill in early.
+PROTOCOL = (
+    Entry("pqn", "minatar", tuple(GAMES), MINATAR_FRAMES),
+    Entry("ppo", "minatar", tuple(GAMES), MINATAR_FRAMES),
+    Entry("dqn", "fast", tuple(GAMES), None),
+    Entry("sac", "fast", tuple(GAMES), None),
+    Entry("dqn", "minatar", ("Breakout-v0", "SpaceInvaders-v0"), None),
+)
+
+
+def planned_runs() -> list[tuple[Entry, str]]:
+    return [(entry, game) for entry in PROTOCOL for game in entry.games]
+
+
+def result_dir(results: Path, entry: Entry, game: str) -> Path:
+    return results / entry.name / game
+
+
+def finished(results: Path, entry: Entry, game: str) -> bool:
+    return (result_dir(results, entry, game) / "summary.json").is_file()
+
+
+# --- run ---
+
+
+def agent_argv(entry: Entry, game: str, out: Path, resume: bool) -> list[str]:
+    """The agent command line of one run (what a user would type after `python -m maxatar_agents.<algo>`)."""
+    argv = ["--env", f"maxatar/{game}", "--preset", entry.preset, "--seeds", str(SEEDS), "--out", str(out)]
+    if entry.frames is not None:
+        argv += ["--total-steps", str(entry.frames)]
+    frames = entry.frames or MINATAR_FRAMES
+    argv += ["--checkpoint-every", str(frames // 50)]  # at most 2% of a run lost to a hard kill
+    return argv + (["--resume"] if resume else [])
+
+
+def train_one(entry: Entry, game: str, runs: Path, results: Path, progress: bool) -> None:
+    """Train (or continue) one run with the agent's command line, then keep its small result files."""
+    from maxatar_agents import checkpoint, cli
+
+    out = runs / entry.name / game
+    resume = checkpoint.exists(out)
+    if resume:
+        done = checkpoint.read_meta(out).get("final_eval") is not None
+        if done:  # trained, but its results were not copied (interrupted just after): copy them now
+            keep_results(out, result_dir(results, entry, game), None, machine())
+            return
+    argv = agent_argv(entry, game, out, resume)
+    print(f"$ python -m maxatar_agents.{entry.algo} {' '.join(argv)}", flush=True)
+    load_before = machine()
+    cli.run(entry.algo, argv + ([] if progress else ["--no-progress"]))
+    keep_results(out, result_dir(results, entry, game), load_before, machine())
+
+
+def keep_results(run: Path, dest: Path, load_before: str | None, load_after: str) -> None:
+    """Copy a finished run's metrics.csv and summary.json (the small files) and note the machine's load."""
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy(run / "metrics.csv", dest / "metrics.csv")
+    summary = json.loads((run / "summary.json").read_text())
+    summary["machine_at_start"], summary["machine_at_end"] = load_before, load_after
+    (dest / "summary.json").write_text(json.dumps(summary, indent=1))
+
+
+def run(args) -> None:
+    """Every pending run of the protocol, one at a time; Ctrl-C leaves a checkpoint that --resume continues."""
+    from maxatar_agents import checkpoint
+
+    plan = [(e, g) for e, g in planned_runs() if (not args.algos or e.algo in args.algos) and g in args.games]
+    started = [(e, g) for e, g in plan if finished(args.results, e, g) or checkpoint.exists(args.runs / e.name / g)]
+    if started and not args.resume:
+        names = ", ".join(f"{e.name}/{g}" for e, g in started[:3])
+        raise SystemExit(
+            f"{len(started)} run(s) already started or finished ({names}...): pass --resume to continue them and "
+            f"train the rest, or choose other --results and --runs directories"
+        )
+    pending = [(e, g) for e, g in plan if not finished(args.results, e, g)]
+    print(f"{len(plan) - len(pending)} of {len(plan)} runs finished; {len(pending)} to go. {machine()}", flush=True)
+    for i, (entry, game) in enumerate(pending):
+        print(f"\n[{i + 1}/{len(pending)}] {entry.name} on {game}, {SEEDS} seeds", flush=True)
+        try:
+            train_one(entry, game, args.runs, args.results, not args.no_progress)
+        except SystemExit as stop:
+            if stop.code == 130:  # the agent's command line saved its checkpoint and said how to continue
+                raise SystemExit(
+                    "interrupted; continue with: python -m benchmarks.minatar_results run --resume"
+                ) from None
+            raise
+        if not args.no_export:
+            export(args)
+
+
+# --- pretrained policies and GIFs ---
+
+
+def summaries(results: Path) -> dict[tuple[str, str], dict]:
+    """(entry name, game) -> summary.json of every finished run."""
+    found = {}
+    for entry, game in planned_runs():
+        path = result_dir(results, entry, game) / "summary.json"
+        if path.is_file():
+            found[(entry.name, game)] = json.loads(path.read_text())
+    return found
+
+
+def strongest(results: Path) -> dict[str, tuple[str, dict]]:
+    """Per game, the finished run with the highest mean greedy evaluation: (entry name, summary)."""
+    best: dict[str, tuple[str, dict]] = {}
+    for (name, game), summary in summaries(results).items():
+        if game not in best or summary["final_eval_return_mean"] > best[game][1]["final_eval_return_mean"]:
+            best[game] = (name, summary)
+    return best
+
+
+def export(args) -> None:
+    """Ship the best seed of each game's strongest run as a pretrained policy, with its GIF, where it beats
+    (or replaces a missing) shipped one; needs the run's checkpoint in --runs."""
+    from maxatar_agents import checkpoint
+
+    for game, (name, summary) in sorted(strongest(args.results).items()):
+        per_seed = summary["final_eval_return_per_seed"]
+        seed_index = int(np.argmax(per_seed))
+        dest = args.pretrained / game
+        if (dest / checkpoint.META_FILE).is_file():
+            shipped = json.loads((dest / checkpoint.META_FILE).read_text())["record"]
+            if shipped["run"] == f"{name}/{game}" and shipped["seed"] == summary["seeds"][seed_index]:
+                continue
+            if shipped["greedy_return"] >= per_seed[seed_index] and not args.force:
+                continue
+        run_dir = args.runs / name / game
+        if not checkpoint.exists(run_dir):
+            print(f"{game}: the strongest run {name} is not in {run_dir}; the shipped policy stays", file=sys.stderr)
+            continue
+        record = {
+            "run": f"{name}/{game}",
+            "seed": summary["seeds"][seed_index],
+            "greedy_return": per_seed[seed_index],
+            "greedy_episodes": summary["final_eval_episodes"],
+            "frames_per_seed": summary["frames_per_seed"],
+            "setting": "MinAtar: sticky actions 0.1, difficulty ramping, full action set",
+        }
+        record["check"] = check_figure(run_dir, seed_index)
+        checkpoint.export_policy(run_dir, dest, seed_index, record)
+        print(f"{game}: shipped {name} seed {record['seed']} (greedy return {record['greedy_return']:.2f})")
+        render_gif(game, dest, args.gifs)
+
+
+def check_figure(run_dir: Path, seed_index: int) -> dict:
+    """The greedy return over the few fixed episodes that tests/test_pretrained.py plays, recorded at export
+    so the test can tell a policy that still plays as trained from one that does not."""
+    from maxatar_agents.checkpoint import policy_returns
+
+    returns = policy_returns(run_dir, CHECK_EPISODES, 0, seed_index)
+    return {"episodes": CHECK_EPISODES, "key": 0, "return_mean": float(np.mean(returns))}
+
+
+def render_gif(game: str, policy: Path, gifs: Path) -> None:
+    """docs/trained/<game>.gif of the shipped policy (the renderers' command line, as a user runs it)."""
+    gifs.mkdir(parents=True, exist_ok=True)
+    out = gifs / f"{game.split('-')[0].lower()}.gif"
+    command = [sys.executable, "-m", "renderers", "gif", "--env", f"maxatar/{game}", "--policy", str(policy)]
+    command += ["--steps", str(GIF_STEPS), "--seed", "0", "--out", str(out)]
+    subprocess.run(command, check=True)
+
+
+# --- report ---
+
+
+def curve_table(rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+    """frames (F,), recent return (seeds, F) from metrics.csv rows."""
+    seeds = sorted({int(r["seed"]) for r in rows})
+    frames = sorted({int(r["frames"]) for r in rows})
+    table = np.full((len(seeds), len(frames)), np.nan)
+    for r in rows:
+        table[seeds.index(int(r["seed"])), frames.index(int(r["frames"]))] = float(r["recent_return"])
+    return np.asarray(frames), table
+
+
+def plot_game(game: str, curves: dict[str, tuple[np.ndarray, np.ndarray]], path: Path) -> None:
+    """Every agent's learning curve on one game (mean over seeds, min-max band), MinAtar's published final
+    returns as dashed lines: MinAtar's figure, with this package's agents."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=110)
+    for i, (name, (frames, table)) in enumerate(curves.items()):
+        colour = f"C{i}"
+        x = frames / 1e6
+        with np.errstate(all="ignore"):
+            ax.fill_between(x, np.nanmin(table, 0), np.nanmax(table, 0), color=colour, alpha=0.18, linewidth=0)
+            ax.plot(x, np.nanmean(table, 0), color=colour, linewidth=1.8, label=f"{name} ({table.shape[0]} seeds)")
+    ax.axhline(MINATAR_DQN[game], color="black", linestyle="--", linewidth=1, label="MinAtar DQN, 5M frames")
+    ax.axhline(MINATAR_AC[game], color="grey", linestyle=":", linewidth=1.2, label="MinAtar AC(0.8), 5M frames")
+    ax.set_xlabel("frames per seed (millions)")
+    ax.set_ylabel("mean return of the last 100 training episodes")
+    ax.set_title(f"{game.split('-')[0]} (MinAtar setting: sticky 0.1, ramping, full action set)", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7.5, loc="best")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def spread(values: list[float]) -> str:
+    """mean +- standard deviation over seeds, with the range."""
+    v = np.asarray(values, float)
+    return f"{v.mean():.1f} ± {v.std():.1f} ({v.min():.1f}-{v.max():.1f})"
+
+
+def report(args) -> None:
+    """The README's results section and the PNG per game, from the committed results files only."""
+    found = summaries(args.results)
+    lines = [
+        README_START,
+        "",
+        "<!-- Generated by `python -m benchmarks.minatar_results report --readme README.md` from "
+        "benchmarks/results/agents/minatar/; edit benchmarks/minatar_results.py, not this. -->",
+        "",
+        f"Every agent on every MinAtar game in **MinAtar's setting** (sticky actions 0.1, difficulty ramping, full "
+        f"action set), each with its own preset for the games, {SEEDS} seeds trained together in one vmapped "
+        f"program on this 2-core CPU (`python -m benchmarks.minatar_results run`; resumable with `--resume`). "
+        "*Final* is MinAtar's measure: the mean return of the last 100 training episodes at the end of the run; "
+        "*greedy* is the final policy's (greedy, or most probable action) mean return over 100 evaluation "
+        "episodes. Both are mean ± standard deviation over seeds (range). Wall-clock is the training time of the "
+        f"{SEEDS} seeds together, compilation excluded, on a machine shared with other jobs (each run's load "
+        "average is in its summary.json). MinAtar's DQN and AC(0.8) returns are those of its paper after 5M "
+        "frames (30 seeds, same setting; AC read off its figure); pgx's PPO return is after 20M frames with "
+        "the minimal action set.",
+        "",
+        "| game | agent (preset) | frames per seed | final (last 100 episodes) | greedy (100 episodes) | "
+        "wall-clock, 3 seeds | MinAtar DQN | MinAtar AC(0.8) | pgx PPO (20M, minimal actions) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    pending = []
+    for game in GAMES:
+        curves = {}
+        for entry in PROTOCOL:
+            if game not in entry.games:
+                continue
+            label = f"{entry.algo.upper()} (`{entry.preset}`)"
+            summary = found.get((entry.name, game))
+            if summary is None:
+                pending.append(f"{entry.name} on {game}")
+                continue
+            rows = read_rows(result_dir(args.results, entry, game) / "metrics.csv")
+            frames, table = curve_table(rows)
+            curves[f"{entry.algo.upper()} {entry.preset}"] = (frames, table)
+            minutes = summary["wall_time"] / 60
+            lines.append(
+                f"| {game.split('-')[0]} | {label} | {summary['frames_per_seed'] / 1e6:.1f}M | "
+                f"{spread(table[:, -1])} | {spread(summary['final_eval_return_per_seed'])} | {minutes:.0f} min | "
+                f"{MINATAR_DQN[game]} | {MINATAR_AC[game]} | {PGX_PPO[game]} |"
+            )
+        if curves:
+            plot_game(game, curves, args.figures / f"{game.split('-')[0].lower()}.png")
+    lines.append("")
+    if pending:
+        lines += [f"Not trained yet ({len(pending)} runs; `run --resume` continues): {', '.join(pending)}.", ""]
+    pictures = [f"![{g}]({args.figures / (g.split('-')[0].lower() + '.png')})" for g in GAMES]
+    drawn = [
+        p for p, g in zip(pictures, GAMES, strict=True) if (args.figures / f"{g.split('-')[0].lower()}.png").exists()
+    ]
+    if drawn:
+        lines += ["Learning curves (mean over seeds, min-max band):", "", " ".join(drawn), ""]
+    lines.append(README_END)
+    section = "\n".join(lines)
+    print(section)
+    if args.readme:
+        text = args.readme.read_text()
+        start, end = text.find(README_START), text.find(README_END)
+        if start < 0 or end < start:
+            raise SystemExit(f"{args.readme} has no {README_START} ... {README_END} markers")
+        args.readme.write_text(text[:start] + section + text[end + len(README_END) :])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="train the protocol's runs in turn")
+    r.add_argument("--resume", action="store_true", help="continue an interrupted run and train the rest")
+    r.add_argument("--algos", nargs="+", choices=sorted({e.algo for e in PROTOCOL}), help="only these agents")
+    r.add_argument("--games", nargs="+", default=GAMES, choices=GAMES, help="only these games")
+    r.add_argument("--no-progress", action="store_true", help="no progress bars")
+    r.add_argument("--no-export", action="store_true", help="do not update the shipped policies after each run")
+    e = sub.add_parser("export", help="the shipped policies and their GIFs from the finished runs")
+    e.add_argument("--force", action="store_true", help="replace a shipped policy even by a weaker one")
+    p = sub.add_parser("report", help="the README section and the figures from the results files")
+    p.add_argument("--readme", type=Path, help="rewrite this file's results section (between the markers)")
+    p.add_argument("--figures", type=Path, default=FIGURES, help="where the PNG per game goes")
+    for s in (r, e, p):
+        s.add_argument("--results", type=Path, default=RESULTS, help="the committed results files")
+        s.add_argument("--runs", type=Path, default=RUNS, help="the runs' checkpoints (not committed)")
+    for s in (r, e):
+        s.add_argument("--pretrained", type=Path, default=PRETRAINED, help="where the shipped policies go")
+        s.add_argument("--gifs", type=Path, default=GIFS, help="where the GIFs of trained play go")
+    r.set_defaults(force=False)
+    args = parser.parse_args()
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    start = time.time()
+    {"run": run, "export": export, "report": report}[args.command](args)
+    if args.command == "run":
+        print(f"done in {(time.time() - start) / 60:.1f} min")
+
+
+if __name__ == "__main__":
+    main()
