@@ -40,11 +40,15 @@ class EnvParams:
     sticky_action_prob: probability that the previous executed action repeats (MinAtar: 0.1).
     difficulty_ramping: whether the game speeds up over time (MinAtar: True; ignored where a game has none).
     max_steps: time limit in steps, reported as truncation; 0 means no limit (MinAtar's behaviour).
+    difficulty: the level of the difficulty ramp a new episode starts at, what the reference's
+        `difficulty_ramp()` returns after that many ramps (0: the reference's start; see
+        `Environment.max_difficulty`). With `difficulty_ramping=False` the game stays at that level.
     """
 
     sticky_action_prob: Any = 0.1
     difficulty_ramping: Any = True
     max_steps: Any = 0
+    difficulty: Any = 0
 
     def replace(self, **changes) -> EnvParams:
         """A copy with `changes` applied (the dataclass is frozen, so params are values, safe to share)."""
@@ -122,6 +126,20 @@ def check_params(params: EnvParams) -> EnvParams:
     return params
 
 
+def check_difficulty(env: Environment, level) -> None:
+    """A concrete difficulty (a scalar or one per environment) must be integer levels of `env`'s ramp, else a
+    clear error; a traced one passes (it is clipped into range inside the reset)."""
+    if isinstance(level, jax.core.Tracer) or (type(level) is int and 0 <= level <= env.max_difficulty):
+        return  # traced, or the common valid case without numpy
+    array = np.asarray(level)
+    if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"difficulty must be an integer level, got {level!r}")
+    if env.max_difficulty == 0 and np.any(array != 0):
+        raise ValueError(f"{env.name} has no difficulty ramp: difficulty must be 0, got {level!r}")
+    if np.any((array < 0) | (array > env.max_difficulty)):
+        raise ValueError(f"{env.name}'s difficulty levels are 0..{env.max_difficulty}, got {level!r}")
+
+
 class Environment:
     """Base class of every MaxAtar environment; subclasses fill in the game hooks below.
 
@@ -142,6 +160,8 @@ class Environment:
       num_reset_uniforms   how many uniforms `reset_draws` consumes
       num_step_uniforms    how many uniforms `step_draws` consumes (the sticky uniform comes on top)
       default_sticky_action_prob / default_max_steps   defaults for `default_params`
+      max_difficulty       the last level of the game's difficulty ramp (`EnvParams.difficulty`); 0 (the
+                           default) for a game without one
       twin                 "module:Class" of the game's plain-Python twin (`maxatar.twins`), or None
       channels             one `Channel` per plane of `grid` (observation order), for renderers and docs;
                            empty: renderers give each plane a hue of its own
@@ -163,6 +183,7 @@ class Environment:
     num_step_uniforms: ClassVar[int] = 0
     default_sticky_action_prob: ClassVar[float] = 0.1
     default_max_steps: ClassVar[int] = 0
+    max_difficulty: ClassVar[int] = 0
     twin: ClassVar[str | None] = None
     channels: ClassVar[tuple[Channel, ...]] = ()
     draw_order: ClassVar[tuple[str, ...]] = ()
@@ -222,6 +243,12 @@ class Environment:
         """The game's initial state from its reset variates (deterministic)."""
         raise NotImplementedError
 
+    def at_difficulty(self, game: Any, level: jax.Array) -> Any:
+        """The initial state `game` moved to ramp level `level` (int32, 0..`max_difficulty`): the ramp's
+        variables as the reference has them after `level` ramps, the rest as at reset. Games with a ramp
+        override it."""
+        raise NotImplementedError(f"{self.name} has no difficulty ramp")
+
     def step_draws(self, uniforms: jax.Array, game: Any, params: EnvParams) -> Any:
         """Map `num_step_uniforms` uniforms to the variates one game step consumes (may depend on state)."""
         return ()
@@ -247,9 +274,14 @@ class Environment:
         return self.reset_draws(uniform(key, (self.num_reset_uniforms,)), params)
 
     def reset_from_draws(self, draws: Any, params: EnvParams) -> tuple[jax.Array, EnvState]:
-        """(observation, state) of a fresh episode from given reset variates: deterministic, for replays."""
+        """(observation, state) of a fresh episode from given reset variates: deterministic, for replays. The
+        game starts at ramp level `params.difficulty` (a traced level is clipped into range)."""
+        game = self.init(draws, params)
+        if self.max_difficulty:  # static: games without a ramp compile nothing here
+            level = jnp.clip(jnp.asarray(params.difficulty, jnp.int32), 0, self.max_difficulty)
+            game = self.at_difficulty(game, level)
         state = EnvState(
-            game=self.init(draws, params),
+            game=game,
             last_action=jnp.int32(0),
             time=jnp.int32(0),
             terminated=jnp.bool_(False),

@@ -36,6 +36,7 @@ from maxatar.core import (
     tree_select,
 )
 from maxatar.registry import make, registered_ids
+from maxatar.reset_options import DIFFICULTY, RESET_MASK, STATE, check_level, check_state, parse
 from maxatar.sharding import batch_sharding, check_divisible, make_mesh, replicated, to_numpy
 from maxatar.tape import Tape, tape_row
 from maxatar.twins import Twin, TwinEnv, load_twin
@@ -165,9 +166,11 @@ class MaxAtarEnv(gymnasium.Env):
     episode on either (bit for bit, except CartPole, whose twin is the reference's float64 arithmetic and
     agrees with the float32 JAX step to rounding). The last executed action (the sticky one) survives
     `reset()`, as in MinAtar, except a seeded reset, which starts afresh so that a seed replays exactly.
-    Keyword arguments are those of `maxatar.make` (`sticky_action_prob`, `difficulty_ramping`, `max_steps`,
-    `full_action_space`, `obs_type="rgb"`/`"grayscale"` and `obs_scale` for pixel observations, constructor
-    options such as Doors' `size`).
+    Keyword arguments are those of `maxatar.make` (`setting="gymnax"`/`"pgx"`, `sticky_action_prob`,
+    `difficulty_ramping`, `max_steps`, `difficulty`, `full_action_space`, `obs_type="rgb"`/`"grayscale"` and
+    `obs_scale` for pixel observations, constructor options such as Doors' `size`).
+    Reset options (`maxatar.reset_options`): `{"state": EnvState}` starts from that pure state (its sticky
+    action, step counter and terminal flag included), `{"difficulty": k}` at level k of the game's ramp.
     """
 
     metadata = {"render_modes": RENDER_MODES, "render_fps": 15}
@@ -202,18 +205,28 @@ class MaxAtarEnv(gymnasium.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Gymnasium's reset: `(obs, {})`. A seed (or the first reset) starts a new tape, so it replays exactly;
-        otherwise the tape and the sticky action carry on, as in MinAtar."""
+        otherwise the tape and the sticky action carry on, as in MinAtar. Options: `state` (a pure `EnvState`
+        to start from) or `difficulty` (the ramp level to start at); either consumes the reset's tape row as a
+        plain reset does, so the steps that follow draw the same variates."""
+        env = self.func_env.env
+        options = parse(options, (STATE, DIFFICULTY))
+        start = None if options.get(STATE) is None else check_state(env, options[STATE])
+        level = None if options.get(DIFFICULTY) is None else check_level(env, options[DIFFICULTY])
         super().reset(seed=seed)
-        if options:
-            raise ValueError(f"unknown reset options {sorted(options)}: MaxAtarEnv.reset takes none")
         fresh = seed is not None or self._tape is None
         if fresh:
-            self._tape = Tape(_seed_key(seed, self.np_random), (self.func_env.env.num_auto_reset_uniforms,))
+            self._tape = Tape(_seed_key(seed, self.np_random), (env.num_auto_reset_uniforms,))
         if self._twin is not None:
-            obs = self._twin.reset(self._tape.next_row(), fresh=fresh)
+            row = self._tape.next_row()
+            obs = self._twin.reset(row, fresh=fresh, difficulty=level) if start is None else self._twin.load(start)
         else:
-            state, obs = _single_reset(self.func_env.env, self._tape.key, self._tape.next_call(), self.params)
-            self._state = state if fresh else keep_last_action(state, self._state)
+            call = self._tape.next_call()
+            if start is None:
+                params = self.params if level is None else self.params.replace(difficulty=level)
+                state, obs = _single_reset(env, self._tape.key, call, params)
+                self._state = state if fresh else keep_last_action(state, self._state)
+            else:
+                self._state, obs = _single_start(env, start)
             obs = self._out(obs)
         if self.render_mode == "human":
             self.render()
@@ -275,6 +288,12 @@ def _single_reset(env: Environment, key, call, params):
     uniforms = tape_row(key, call, (env.num_auto_reset_uniforms,))
     obs, state = env.reset_from_uniforms(uniforms[env.num_draws :], params)
     return state, obs
+
+
+@partial(jax.jit, static_argnums=0)
+def _single_start(env: Environment, state):
+    """A chosen start state, on the device, and its observation."""
+    return state, env.observation(state)
 
 
 @partial(jax.jit, static_argnums=0)
@@ -413,25 +432,27 @@ class MaxAtarVectorEnv(VectorEnv):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Gymnasium's reset: `(obs, {})`. Without `reset_mask` every sub-environment starts afresh (a seed, or
         the first reset, also starts a new tape); `options={"reset_mask": mask}` resets only the masked ones,
-        which keep their sticky action as in MinAtar."""
-        super().reset(seed=seed)
-        options = dict(options or {})
-        mask = options.pop("reset_mask", None)
-        if options:
-            raise ValueError(f"unknown reset options {sorted(options)}: MaxAtarVectorEnv.reset takes reset_mask")
+        which keep their sticky action as in MinAtar. `state` (one `EnvState` for all, or a batch with one per
+        sub-environment) and `difficulty` (one level, or one per sub-environment) apply to the sub-environments
+        being reset, for this reset only (`maxatar.make(..., difficulty=k)` sets the level of every episode)."""
+        options = parse(options, (RESET_MASK, STATE, DIFFICULTY))
+        mask = options.get(RESET_MASK)
+        start = None if options.get(STATE) is None else check_state(self.env, options[STATE], self.num_envs)
+        levels = None if options.get(DIFFICULTY) is None else check_level(self.env, options[DIFFICULTY], self.num_envs)
         if mask is not None:
             mask = np.asarray(mask)
             if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
                 raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},), got {mask!r}")
             if self._tape is None:
                 raise RuntimeError("reset() once without reset_mask before resetting selected sub-environments")
+        super().reset(seed=seed)
         if seed is not None or self._tape is None:
             key = _seed_key(seed, self.np_random)
             if self.mesh is not None:
                 key = jax.device_put(key, replicated(self.mesh))
             self._tape = Tape(key, self._spec.row_shape)
         if self._twins is not None:
-            return self._reset_python(mask), {}
+            return self._reset_python(mask, levels, start), {}
         state, pending = (self._state, self._pending) if mask is not None else (None, None)
         self._state, self._pending, obs = _vector_reset(
             self._spec,
@@ -441,7 +462,11 @@ class MaxAtarVectorEnv(VectorEnv):
             pending,
             None if mask is None else self._batch(mask),
             self._params(),
+            None if levels is None else self._batch(levels),
         )
+        if start is not None:
+            chosen = np.ones(self.num_envs, bool) if mask is None else mask
+            self._state, obs = _vector_load(self._spec, self._state, self._batch(start), self._batch(chosen))
         return self._out(obs), {}
 
     def step(self, actions):
@@ -472,15 +497,21 @@ class MaxAtarVectorEnv(VectorEnv):
 
     # --- the Python backend: the same autoreset rules as `_vector_reset` and `_vector_step`, one twin at a time
 
-    def _reset_python(self, mask) -> np.ndarray:
+    def _reset_python(self, mask, levels, start) -> np.ndarray:
         rows = self._tape.next_row()
+        start = jax.device_get(start)  # numpy leaves, in one transfer
         if mask is None:
-            self._obs = [twin.reset(row, fresh=True) for twin, row in zip(self._twins, rows, strict=True)]
+            self._obs = [None] * self.num_envs
             self._pending = np.zeros(self.num_envs, bool)
         else:
-            for i in np.flatnonzero(mask).tolist():
-                self._obs[i] = self._twins[i].reset(rows[i])
             self._pending = self._pending & ~mask
+        for i in range(self.num_envs) if mask is None else np.flatnonzero(mask).tolist():
+            twin = self._twins[i]
+            self._obs[i] = twin.reset(
+                rows[i], fresh=mask is None, difficulty=None if levels is None else int(levels[i])
+            )
+            if start is not None:
+                self._obs[i] = twin.load(jax.tree.map(lambda leaf, i=i: leaf[i], start))
         return np.stack(self._obs)
 
     def _step_python(self, actions: list):
@@ -550,12 +581,17 @@ def _split(spec: _VectorSpec, tree):
 
 
 @partial(jax.jit, static_argnums=0)
-def _vector_reset(spec: _VectorSpec, key, call, state, pending, mask, params):
-    """Reset every sub-environment, or (given a state and a mask) only the masked ones, from tape row `call`."""
+def _vector_reset(spec: _VectorSpec, key, call, state, pending, mask, params, levels=None):
+    """Reset every sub-environment, or (given a state and a mask) only the masked ones, from tape row `call`;
+    at the params' difficulty, or at `levels` (one per sub-environment) where given."""
     # `tape_row` gives jax.random.uniform's bits (partitionable threefry: the same values however the rows are
     # split over devices), written out so that XLA fuses the hash on CPU.
     uniforms = _split(spec, tape_row(key, call, spec.row_shape))[:, spec.env.num_draws :]
-    obs, fresh = jax.vmap(spec.env.reset_from_uniforms, in_axes=(0, None))(uniforms, params)
+    if levels is None:
+        obs, fresh = jax.vmap(spec.env.reset_from_uniforms, in_axes=(0, None))(uniforms, params)
+    else:
+        at_level = lambda u, level: spec.env.reset_from_uniforms(u, params.replace(difficulty=level))
+        obs, fresh = jax.vmap(at_level)(uniforms, levels)
     if state is None:
         pending = jnp.zeros(spec.num_envs, bool)
     else:  # partial reset: keep the others, and MinAtar's sticky action everywhere
@@ -564,6 +600,13 @@ def _vector_reset(spec: _VectorSpec, key, call, state, pending, mask, params):
         fresh = _select(mask, fresh, state)
         pending = pending & ~mask
     return _split(spec, (fresh, pending, obs))
+
+
+@partial(jax.jit, static_argnums=0)
+def _vector_load(spec: _VectorSpec, state, start, chosen):
+    """The chosen sub-environments continue from the given start states: (state, observation)."""
+    state = _select(chosen, start, state)
+    return _split(spec, (state, jax.vmap(spec.env.observation)(state)))
 
 
 @partial(jax.jit, static_argnums=0)

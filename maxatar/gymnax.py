@@ -13,10 +13,11 @@ expect; gymnax 1.0 moved to six values), and `info` tells termination and trunca
 Defaults are MinAtar's own setting, the one its published results use: sticky actions with probability 0.1, the
 full action set (six actions) and difficulty ramping, with no time limit. gymnax's MinAtar differs: no sticky
 actions, the minimal action set, and a time limit (`max_steps_in_episode`, 1000 steps for most games).
-Each of those is one keyword away, and `GYMNAX_SETTINGS[env_id]` holds all of them:
+Each of those is one keyword away, `GYMNAX_SETTINGS[env_id]` holds all of them, and `setting="gymnax"` is them:
 
     gymnax.make("Breakout-MinAtar", use_minimal_action_set=True, sticky_action_prob=0.0, max_steps_in_episode=1000)
     gymnax.make("Breakout-MinAtar", **gymnax.GYMNAX_SETTINGS["Breakout-MinAtar"])          # the same
+    gymnax.make("Breakout-MinAtar", setting="gymnax")                                       # the same
 
 Observations keep MaxAtar's dtypes (bool for the games, 4x smaller than gymnax's float32 in a replay buffer;
 float32 for CartPole); flax layers promote bool inputs to float32 by themselves.
@@ -36,6 +37,7 @@ from maxatar.core import AutoReset, Environment, EnvParams, EnvState, observatio
 from maxatar.prng import uniform, uniform_to_int
 from maxatar.registry import canonical_name, registered_ids
 from maxatar.registry import make as maxatar_make
+from maxatar.settings import GYMNAX_MAX_STEPS
 
 __all__ = ["GYMNAX_IDS", "GYMNAX_SETTINGS", "Box", "Discrete", "GymnaxEnv", "make", "registered_envs"]
 
@@ -55,15 +57,11 @@ def _gymnax_setting(max_steps: int) -> dict[str, Any]:
     return {"use_minimal_action_set": True, "sticky_action_prob": 0.0, "max_steps_in_episode": max_steps}
 
 
-# The keywords that reproduce gymnax's defaults (gymnax 0.0.9 and 1.0.1 agree on these), so a comparison with
+# The keywords that reproduce gymnax's defaults (`make(..., setting="gymnax")` in short), so a comparison with
 # gymnax, or a run meant to match a gymnax-based paper, is `make(env_id, **GYMNAX_SETTINGS[env_id])`.
 # CartPole's defaults already are gymnax's (and Gymnasium's): no sticky actions, 500 steps.
 GYMNAX_SETTINGS: dict[str, dict[str, Any]] = {
-    "Breakout-MinAtar": _gymnax_setting(1000),
-    "Asterix-MinAtar": _gymnax_setting(1000),
-    "Freeway-MinAtar": _gymnax_setting(2500),
-    "SpaceInvaders-MinAtar": _gymnax_setting(1000),
-    "Seaquest-MinAtar": _gymnax_setting(1000),
+    **{name: _gymnax_setting(GYMNAX_MAX_STEPS[id_]) for name, id_ in GYMNAX_IDS.items() if id_ in GYMNAX_MAX_STEPS},
     "CartPole-v1": {"sticky_action_prob": 0.0, "max_steps_in_episode": 500},
 }
 
@@ -312,9 +310,11 @@ def make(env_id: str, **env_kwargs) -> tuple[GymnaxEnv, EnvParams]:
       MaxAtar's `full_action_space` is accepted too.
     * `max_steps_in_episode` (gymnax's params field) or `max_steps`: the time limit, reported as truncation
       (0 = none); `sticky_action_prob`, `difficulty_ramping` and a game's own params fields.
+    * `setting="gymnax"` (or "pgx"; "minatar" is the default) gives that paper's setting (`maxatar.settings`);
+      the keywords above override it.
     * anything else goes to the environment's constructor, as `maxatar.make` does (for example Doors' `size`).
 
-    `GYMNAX_SETTINGS[env_id]` holds the keywords that reproduce gymnax's own defaults.
+    `GYMNAX_SETTINGS[env_id]` holds the keywords that reproduce gymnax's own defaults (`setting="gymnax"`).
     """
     if not isinstance(env_id, str):
         raise TypeError(f"env_id must be a string, got {env_id!r}")

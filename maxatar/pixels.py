@@ -331,6 +331,7 @@ class PixelObservation(Environment):
     params_class = property(lambda self: self.env.params_class)
     num_reset_uniforms = property(lambda self: self.env.num_reset_uniforms)
     num_step_uniforms = property(lambda self: self.env.num_step_uniforms)
+    max_difficulty = property(lambda self: self.env.max_difficulty)
     channels = property(lambda self: self.env.channels)
     draw_order = property(lambda self: self.env.draw_order)
     keymap = property(lambda self: self.env.keymap)
@@ -344,6 +345,9 @@ class PixelObservation(Environment):
 
     def init(self, draws, params):
         return self.env.init(draws, params)
+
+    def at_difficulty(self, game, level):
+        return self.env.at_difficulty(game, level)
 
     def step_draws(self, uniforms, game, params):
         return self.env.step_draws(uniforms, game, params)

@@ -6,8 +6,9 @@ import dataclasses
 import importlib
 from typing import NamedTuple
 
-from maxatar.core import Environment, EnvParams, check_params
+from maxatar.core import Environment, EnvParams, check_difficulty, check_params
 from maxatar.pixels import with_obs_type
+from maxatar.settings import setting_kwargs
 
 
 class Spec(NamedTuple):
@@ -60,19 +61,21 @@ def env_class(env_id: str) -> type[Environment]:
     return getattr(importlib.import_module(module), cls)
 
 
-def make(env_id: str, **overrides) -> tuple[Environment, EnvParams]:
+def make(env_id: str, setting: str = "minatar", **overrides) -> tuple[Environment, EnvParams]:
     """The pure environment and its default params for `env_id` (the `maxatar/` prefix is optional).
 
+    `setting` picks the knobs of a paper's MinAtar setting (`maxatar.settings`): "minatar" (the default: sticky
+    actions 0.1, full action set, ramping, no time limit), "gymnax" or "pgx"; explicit keywords override it.
     Keyword arguments naming a field of the environment's own params class (`sticky_action_prob`,
-    `difficulty_ramping`, `max_steps`, and a game's own, such as Doors' `random_doors`) set that default;
-    `full_action_space=False` selects the game's minimal action set (ALE's keyword; the full set is the
-    default, as in MinAtar's published results); any other keyword goes to the environment's constructor
+    `difficulty_ramping`, `max_steps`, `difficulty`, and a game's own, such as Doors' `random_doors`) set that
+    default; `full_action_space=False` selects the game's minimal action set (ALE's keyword; the full set is
+    the default, as in MinAtar's published results); any other keyword goes to the environment's constructor
     (for example Doors' `size`). `obs_type="rgb"` or `"grayscale"` (ALE's keyword) gives the environment's
     picture as its observation (`maxatar.pixels.PixelObservation`), `obs_scale` its pixels per grid cell.
     """
     spec = _spec(env_id)
     cls = env_class(env_id)
-    overrides = dict(overrides)
+    overrides = {**setting_kwargs(canonical_name(env_id), setting), **overrides}
     obs_type, obs_scale = overrides.pop("obs_type", None), overrides.pop("obs_scale", None)
     ctor_kwargs = dict(spec.kwargs)
     if "full_action_space" in overrides:
@@ -93,4 +96,5 @@ def make(env_id: str, **overrides) -> tuple[Environment, EnvParams]:
     params = env.default_params()
     if param_overrides:
         params = dataclasses.replace(params, **param_overrides)
+    check_difficulty(env, params.difficulty)
     return env, check_params(params)

@@ -5,7 +5,8 @@ resets, `infos[i]["terminal_observation"]` for finished episodes, `"TimeLimit.tr
 truncations and, as SB3's `Monitor`/`VecMonitor` do, `infos[i]["episode"]` (return "r", length "l",
 seconds since the start "t") so that `ep_rew_mean` and `ep_len_mean` are logged without a wrapper.
 The sub-environments step through `MaxAtarVectorEnv` (its Python twins for a few environments, one
-jitted call for many). Stable-Baselines3 is imported lazily.
+jitted call for many). SB3's `set_options` takes MaxAtar's reset options (`maxatar.reset_options`: `state`,
+`difficulty`) for the next `reset()`, per sub-environment. Stable-Baselines3 is imported lazily.
 
     from stable_baselines3 import PPO
     from maxatar.sb3 import make_sb3_vec_env
@@ -17,10 +18,27 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import jax
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from maxatar.gym_api import MaxAtarVectorEnv
+from maxatar.reset_options import DIFFICULTY, STATE, parse
+
+
+def batch_options(options: list[dict], default_level) -> dict:
+    """SB3's per-sub-environment reset options as one vector reset's: levels side by side (the params' level
+    where one is not given), states stacked (given for every sub-environment or for none)."""
+    options = [parse(o, (STATE, DIFFICULTY)) for o in options]
+    batched = {}
+    if any(o.get(DIFFICULTY) is not None for o in options):
+        batched[DIFFICULTY] = [default_level if o.get(DIFFICULTY) is None else o[DIFFICULTY] for o in options]
+    states = [o.get(STATE) for o in options]
+    if any(s is not None for s in states):
+        if any(s is None for s in states):
+            raise ValueError("set_options: give reset option 'state' to every sub-environment or to none")
+        batched[STATE] = jax.tree.map(lambda *leaves: np.stack(leaves), *states)
+    return batched
 
 
 def make_sb3_vec_env(env_id: str, num_envs: int = 8, seed: int | None = None, **kwargs):
@@ -41,11 +59,13 @@ def make_sb3_vec_env(env_id: str, num_envs: int = 8, seed: int | None = None, **
             self._lengths = np.zeros(num_envs, np.int64)
 
         def reset(self):
-            """Reset every sub-environment; SB3's `seed()` (or `make_sb3_vec_env`'s seed) seeds the batch once."""
+            """Reset every sub-environment; SB3's `seed()` (or `make_sb3_vec_env`'s seed) seeds the batch once,
+            and `set_options` gives the reset options of each sub-environment."""
+            options = batch_options(self._options, self.venv.params.difficulty)
             seeds = [s for s in self._seeds if s is not None]
             reset_seed = seeds[0] if seeds else self._next_seed
+            obs, _ = self.venv.reset(seed=reset_seed, options=options)
             self._next_seed = None
-            obs, _ = self.venv.reset(seed=reset_seed)
             self._returns[:] = 0
             self._lengths[:] = 0
             self._reset_seeds()

@@ -87,7 +87,7 @@ def test_backend_choice_and_bad_input():
         with pytest.raises(ValueError, match="outside the action space"):
             venv.step(bad)
     with pytest.raises(ValueError, match="reset options"):
-        venv.reset(options={"difficulty": 3})
+        venv.reset(options={"mode": 3})
     env = MaxAtarEnv("Breakout-v0")
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)

@@ -22,6 +22,8 @@ meaningful where `active`.
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -38,6 +40,13 @@ INIT_MOVE_SPEED = 5
 GOLD_THRESHOLD = np.float32(1 / 3)
 SLOT_ROWS = np.arange(1, NUM_SLOTS + 1, dtype=np.int8)
 COLS = np.arange(10, dtype=np.int8)
+MAX_LEVEL = INIT_SPAWN_SPEED - 1  # the ramp stops once both intervals are 1: the spawn interval gets there last
+
+
+def level_speeds(level):
+    """(spawn interval, move interval) after `level` ramps: the spawn interval drops every ramp, the move
+    interval at every odd-indexed one (Python ints or JAX arrays alike)."""
+    return INIT_SPAWN_SPEED - level, INIT_MOVE_SPEED - level // 2
 
 
 @pytree_dataclass
@@ -78,6 +87,7 @@ class Asterix(Environment):
     obs_dtype = jnp.bool_
     num_reset_uniforms = 0
     num_step_uniforms = 3
+    max_difficulty = MAX_LEVEL
     twin = "maxatar.twins.asterix:AsterixTwin"
     channels = (
         Channel("player", (40, 210, 255)),
@@ -103,6 +113,19 @@ class Asterix(Environment):
             move_timer=i8(INIT_MOVE_SPEED),
             ramp_timer=i8(RAMP_INTERVAL),
             ramp_index=i8(0),
+        )
+
+    def at_difficulty(self, game: AsterixState, level: jax.Array) -> AsterixState:
+        """The start at ramp level `level`: its intervals, the spawn and move timers loaded with them (as a reset
+        loads the initial ones) and a full ramp countdown."""
+        spawn, move = (jnp.asarray(v).astype(jnp.int8) for v in level_speeds(level))
+        return dataclasses.replace(
+            game,
+            spawn_speed=spawn,
+            spawn_timer=spawn,
+            move_speed=move,
+            move_timer=move,
+            ramp_index=level.astype(jnp.int8),
         )
 
     def step_draws(self, uniforms: jax.Array, game: AsterixState, params: EnvParams) -> AsterixDraws:

@@ -73,6 +73,8 @@ DIVER_MOVE_INTERVAL = 5
 # float32(1/3) rounds up and no float32 lies in [1/3, float32(1/3)): `u < SUB_THRESHOLD` for a float32 u is the
 # float64 reference's `u < 1/3`. 0.5 is exact.
 SUB_THRESHOLD = np.float32(1 / 3)
+MIN_MOVE_SPEED = 2  # the ramp stops once the spawn interval is 1 and the move interval 2
+MAX_LEVEL = INIT_SPAWN_SPEED - 1  # the spawn interval gets there last
 HALF = np.float32(0.5)
 
 # Bit planes of the enemy ring's integer fields (the stored value is the field plus an offset).
@@ -510,6 +512,7 @@ class Seaquest(Environment):
     obs_dtype = jnp.bool_
     num_reset_uniforms = 0
     num_step_uniforms = 5
+    max_difficulty = MAX_LEVEL
     twin = "maxatar.twins.seaquest:SeaquestTwin"
     channels = (
         Channel("sub_front", (255, 225, 40)),
@@ -565,6 +568,16 @@ class Seaquest(Environment):
             f_bullets=jnp.int32(0),
             divers=jnp.int32(0),
             overflow=jnp.bool_(False),
+        )
+
+    def at_difficulty(self, game: SeaquestState, level: jax.Array) -> SeaquestState:
+        """The start at ramp level `level` (what `level` surfacings ramp): the enemy spawn interval drops every
+        ramp, the move interval at every odd-indexed one down to 2; the spawn timer is loaded with the interval,
+        as a reset loads the initial one."""
+        spawn = (INIT_SPAWN_SPEED - level).astype(jnp.int8)
+        move = (INIT_MOVE_SPEED - jnp.minimum(level // 2, INIT_MOVE_SPEED - MIN_MOVE_SPEED)).astype(jnp.int8)
+        return dataclasses.replace(
+            game, e_spawn_speed=spawn, e_spawn_timer=spawn, move_speed=move, ramp_index=level.astype(jnp.int8)
         )
 
     def step_draws(self, uniforms: jax.Array, game: SeaquestState, params: EnvParams) -> SeaquestDraws:

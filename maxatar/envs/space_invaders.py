@@ -25,6 +25,8 @@ the state small and the step cheap; `unpack_rows` turns them back into boolean g
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -84,6 +86,7 @@ class SpaceInvaders(Environment):
     obs_dtype = jnp.bool_
     num_reset_uniforms = 0
     num_step_uniforms = 0
+    max_difficulty = ENEMY_MOVE_INTERVAL - MIN_MOVE_INTERVAL
     twin = "maxatar.twins.space_invaders:SpaceInvadersTwin"
     channels = (
         Channel("cannon", (70, 220, 120)),
@@ -109,6 +112,14 @@ class SpaceInvaders(Environment):
             alien_shot_timer=jnp.int8(ENEMY_SHOT_INTERVAL),
             ramp_index=jnp.int8(0),
             shot_timer=jnp.int8(0),
+        )
+
+    def at_difficulty(self, game: SpaceInvadersState, level: jax.Array) -> SpaceInvadersState:
+        """The start at ramp level `level` (what `level` cleared waves ramp): the alien move interval one shorter
+        per level, and the move timer loaded with it, as a reset loads the initial one."""
+        interval = (ENEMY_MOVE_INTERVAL - level).astype(jnp.int8)
+        return dataclasses.replace(
+            game, enemy_move_interval=interval, alien_move_timer=interval, ramp_index=level.astype(jnp.int8)
         )
 
     def game_step(self, game: SpaceInvadersState, action: jax.Array, draws: tuple, params: EnvParams):

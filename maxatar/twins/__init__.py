@@ -68,6 +68,15 @@ class Twin:
         """The JAX game state, with numpy leaves of the JAX state's dtypes."""
         raise NotImplementedError
 
+    def from_pure(self, state: Any) -> Any:
+        """The twin state of a JAX game state (numpy leaves): the inverse of `to_pure`, so that an episode can
+        start from a chosen state (`reset(options={"state": ...})`)."""
+        raise NotImplementedError
+
+    def at_difficulty(self, game: Any, level: int) -> Any:
+        """`Environment.at_difficulty` on a twin state: games with a ramp override it."""
+        raise NotImplementedError
+
 
 def load_twin(env: Environment, params: EnvParams) -> Twin | None:
     """The twin of `env` (its class attribute `twin`, "module:Class"), or None if the game has none or the
@@ -89,20 +98,33 @@ class TwinEnv:
         self.num_draws = env.num_draws
         self.sticky = float(params.sticky_action_prob)
         self.max_steps = int(params.max_steps)
+        self.difficulty = int(params.difficulty)
         self.game: Any = None
         self.last_action = 0
         self.time = 0
         self.terminated = False
 
-    def reset(self, uniforms: list, fresh: bool = False) -> np.ndarray:
-        """A new episode from a tape row (its reset part). The last executed action survives, as in MinAtar
-        (`core.keep_last_action`), unless `fresh`: a first or seeded reset starts from action 0, so that a seed
-        replays exactly."""
+    def reset(self, uniforms: list, fresh: bool = False, difficulty: int | None = None) -> np.ndarray:
+        """A new episode from a tape row (its reset part), at ramp level `difficulty` (default: the params').
+        The last executed action survives, as in MinAtar (`core.keep_last_action`), unless `fresh`: a first or
+        seeded reset starts from action 0, so that a seed replays exactly."""
         if fresh:
             self.last_action = 0
         self.game = self.twin.reset(uniforms[self.num_draws :])
+        level = self.difficulty if difficulty is None else difficulty
+        if level:
+            self.game = self.twin.at_difficulty(self.game, level)
         self.time = 0
         self.terminated = False
+        return self.twin.observation(self.game)
+
+    def load(self, state: EnvState) -> np.ndarray:
+        """Continue from a pure state: its game, sticky action, step counter and terminal flag."""
+        state = jax.device_get(state)  # numpy leaves, in one transfer
+        self.game = self.twin.from_pure(state.game)
+        self.last_action = int(state.last_action)
+        self.time = int(state.time)
+        self.terminated = bool(state.terminated)
         return self.twin.observation(self.game)
 
     def step(self, action: int, uniforms: list) -> tuple[np.ndarray, float, bool, bool]:

@@ -11,6 +11,7 @@ from maxatar.envs.asterix import (
     NUM_SLOTS,
     RAMP_INTERVAL,
     AsterixState,
+    level_speeds,
 )
 from maxatar.twins import Twin, randint
 
@@ -130,3 +131,17 @@ class AsterixTwin(Twin):
             np.array(gold, np.bool_),
             *(i8(t) for t in timers),
         )
+
+    def from_pure(self, state):
+        """The twin state of a JAX `AsterixState`."""
+        s = state
+        slots = [[bool(v) if a.dtype == np.bool_ else int(v) for v in a] for a in (s.active, s.x, s.lr, s.gold)]
+        timers = (s.spawn_speed, s.spawn_timer, s.move_speed, s.move_timer, s.ramp_timer, s.ramp_index)
+        return [int(s.player_x), int(s.player_y), *slots, *(int(t) for t in timers)]
+
+    def at_difficulty(self, game, level):
+        """`Asterix.at_difficulty`: the level's intervals, the timers loaded with them."""
+        spawn, move = level_speeds(level)
+        game[6:10] = spawn, spawn, move, move
+        game[11] = level
+        return game

@@ -67,3 +67,8 @@ class BreakoutTwin(Twin):
         x, y, d, pos, bricks, strike, last_x, last_y = game
         i8 = np.int8
         return BreakoutState(i8(x), i8(y), i8(d), i8(pos), np.int32(bricks), np.bool_(strike), i8(last_x), i8(last_y))
+
+    def from_pure(self, state):
+        s = state
+        ints = (s.ball_x, s.ball_y, s.ball_dir, s.pos, s.bricks)
+        return [*(int(v) for v in ints), bool(s.strike), int(s.last_x), int(s.last_y)]

@@ -54,3 +54,7 @@ class CartPoleTwin(Twin):
 
     def to_pure(self, game):
         return CartPoleState(*np.array(game, np.float32))
+
+    def from_pure(self, state):
+        """The twin state of a JAX `CartPoleState` (its float32 values, exactly, as float64)."""
+        return [float(v) for v in (state.x, state.x_dot, state.theta, state.theta_dot)]

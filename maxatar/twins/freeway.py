@@ -109,3 +109,9 @@ class FreewayTwin(Twin):
             i8(move_timer),
             np.int16(terminate_timer),
         )
+
+    def from_pure(self, state):
+        """The twin state of a JAX `FreewayState`."""
+        s = state
+        cars = ([int(v) for v in a] for a in (s.car_x, s.car_timer, s.car_speed))
+        return [*cars, int(s.pos), int(s.move_timer), int(s.terminate_timer)]

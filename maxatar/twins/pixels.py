@@ -34,6 +34,8 @@ class PixelTwin(Twin):
         self.reset = self.inner.reset  # the dynamics are the game's own
         self.step = self.inner.step
         self.to_pure = self.inner.to_pure
+        self.from_pure = self.inner.from_pure
+        self.at_difficulty = self.inner.at_difficulty
 
     def observation(self, game) -> np.ndarray:
         if self.on_grid:

@@ -27,6 +27,7 @@ from maxatar.envs.seaquest import (
     INIT_MOVE_SPEED,
     INIT_SPAWN_SPEED,
     MAX_OXYGEN,
+    MIN_MOVE_SPEED,
     MOVE_PLANES,
     NUM_ENEMY_SLOTS,
     SHOT_COOL_DOWN,
@@ -429,7 +430,7 @@ class SeaquestTwin(Twin):
         )
 
     def from_pure(self, state):
-        """The twin state of a JAX `SeaquestState` (the inverse of `to_pure`; for tests from crafted states)."""
+        """The twin state of a JAX `SeaquestState` (the inverse of `to_pure`)."""
         g = _Game()
         for name in _SCALARS:
             setattr(g, name, bool(getattr(state, name)) if name in ("sub_or", "surface") else int(getattr(state, name)))
@@ -454,4 +455,11 @@ class SeaquestTwin(Twin):
         g.shots = [s for s in g.slots if s.firing]
         g.bullets = _unpack(state.f_bullets, BULLET_RECORD, BULLET_BITS)
         g.divers = _unpack(state.divers, DIVER_RECORD, DIVER_BITS_PER_RECORD)
+        return g
+
+    def at_difficulty(self, g, level):
+        """`Seaquest.at_difficulty`: the level's spawn and move intervals, the spawn timer loaded with the former."""
+        g.e_spawn_speed = g.e_spawn_timer = INIT_SPAWN_SPEED - level
+        g.move_speed = INIT_MOVE_SPEED - min(level // 2, INIT_MOVE_SPEED - MIN_MOVE_SPEED)
+        g.ramp_index = level
         return g

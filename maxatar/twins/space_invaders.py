@@ -150,3 +150,26 @@ class SpaceInvadersTwin(Twin):
             ramp_index=i8(ramp),
             shot_timer=i8(shot_timer),
         )
+
+    def from_pure(self, state):
+        """The twin state of a JAX `SpaceInvadersState` (the row masks packed into 100-bit ints)."""
+        s = state
+        grids = [
+            sum(int(r) << 10 * i for i, r in enumerate(rows))
+            for rows in (s.alien_rows, s.f_bullet_rows, s.e_bullet_rows)
+        ]
+        timers = (
+            s.alien_dir,
+            s.enemy_move_interval,
+            s.alien_move_timer,
+            s.alien_shot_timer,
+            s.ramp_index,
+            s.shot_timer,
+        )
+        return [int(s.pos), *grids, *(int(t) for t in timers)]
+
+    def at_difficulty(self, game, level):
+        """`SpaceInvaders.at_difficulty`: the level's move interval, the move timer loaded with it."""
+        game[5] = game[6] = ENEMY_MOVE_INTERVAL - level
+        game[8] = level
+        return game
