@@ -11,6 +11,7 @@ AGENT_MODULES = {
     "sac": "maxatar_agents.sac",
     "ppo": "maxatar_agents.ppo",
     "pqn": "maxatar_agents.pqn",
+    "q_learning": "maxatar_agents.q_learning",
 }
 
 

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from maxatar_agents import cli, dqn, ppo, pqn, sac
+from maxatar_agents import cli, dqn, ppo, pqn, q_learning, sac
 from maxatar_agents.configs import field_comments, field_types, make_config
 from maxatar_agents.registry import AGENT_MODULES, agent_module
 
@@ -25,7 +25,7 @@ def config_from(algorithm: str, *argv: str):
 
 
 def test_every_agent_is_registered():
-    assert sorted(AGENT_MODULES) == sorted(module.ALGORITHM for module in MODULES)
+    assert sorted(AGENT_MODULES) == sorted(module.ALGORITHM for module in [*MODULES, q_learning])
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.ALGORITHM)

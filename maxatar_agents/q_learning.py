@@ -1,0 +1,424 @@
+"""Tabular Q-learning, expected SARSA and double Q-learning on a small discrete state, as one jitted JAX program.
+
+The state is an index into a table: for Doors (fixed doors) the agent's cell and the goal's column, read from
+the pure environment's state (`state_index`), so the agent plays the exact environment. Every agent (seed)
+keeps its own table and plays `num_envs` environments at once; each step, every environment takes an
+epsilon-greedy action (ties among the greedy actions broken uniformly at random) and moves Q(s, a) towards
+
+    Q-learning       r + gamma (1 - terminated) max_a' Q(s', a')
+    expected SARSA   r + gamma (1 - terminated) [(1 - eps) max_a' Q(s', a') + eps mean_a' Q(s', a')]
+    double Q         r + gamma (1 - terminated) Q_B(s', argmax_a' Q_A(s', a'))  (A, B swapped by a coin)
+
+by `lr` times the TD error (expected SARSA's expectation is under the epsilon-greedy policy itself: the greedy
+share goes to the maxima, whose Q is the max). A time limit is not a terminal state: its step bootstraps from
+the state it cut. The updates of one step's environments are computed from the same table; where several
+update the same (s, a), one of them is written (XLA's scatter keeps the last): summed, k of them would act as
+a step size of k * lr, and the episodes that all time out together and restart on the same few cells made
+that diverge. With one environment per agent this is the textbook sequential rule.
+
+Two models play the environment, with the same results bit for bit (tests/test_q_learning.py):
+
+* `model="env"` steps `env.transition` and resets with `env.reset_from_uniforms`, as `AutoReset` does;
+* `model="table"` (default) steps gathers from tables that `transition_table` fills by running the
+  environment's own `game_step` on every (state, action), so the dynamics stay the environment's.
+
+Read top to bottom: `Config` and `PRESETS`; the tabular view of an environment (`Tabular`, `doors_tabular`,
+`transition_table`); acting (`epsilon_greedy`) and the TD targets; `make_program`; `make_train(config)`.
+
+    python -m maxatar_agents.q_learning --env maxatar/Doors-v0 --seeds 30 --out runs/doors-q
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import maxatar
+from maxatar.core import Environment, EnvParams, keep_last_action, tree_select
+from maxatar.envs.doors import AGENT, GOAL, Doors, DoorsState
+from maxatar.prng import materialize, threefry2x32
+from maxatar_agents import program
+from maxatar_agents.program import Program, TrainResult, final_evaluation, schedule, tie_to_seed
+
+ALGORITHM = "q_learning"
+DEFAULT_PRESET = "doors"
+# The preset by environment when none is named (`configs.default_preset`); DEFAULT_PRESET otherwise.
+ENV_PRESETS = {"maxatar/Doors-v0": "doors"}
+METHODS = ("q_learning", "expected_sarsa", "double_q")
+ROWS = 4  # uniforms per environment and step: action, sticky, the reset's two (double Q adds its coin)
+MODELS = ("table", "env")
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """Every knob of a run. Frames count environment steps of one agent (seed) over its environments."""
+
+    env_id: str = "maxatar/Doors-v0"  # environment id (`--env` for short); one with a tabular view (Doors)
+    method: str = "q_learning"  # TD target: "q_learning", "expected_sarsa" or "double_q"
+    total_steps: int = 2_000_000  # frames per agent (rounded up to whole logging intervals)
+    num_envs: int = 64  # environments per agent, stepped together, updating one table (one write per (s, a) a step)
+    lr: float = 0.5  # step size alpha of every update
+    gamma: float = 0.99  # discount
+    epsilon: float = 0.1  # exploration rate of the epsilon-greedy behaviour policy
+    model: str = "table"  # "table": dynamics as gathers from tables built from the env; "env": env.transition
+    sticky_action_prob: float | None = None  # None: the environment's default (0 for Doors)
+    difficulty_ramping: bool | None = None  # None: the environment's default (Doors has none)
+    log_points: int = 20  # logged points over the run; also the unit of resumable chunks
+    eval_episodes: int = 100  # final evaluation of the greedy policy, all episodes in parallel
+    eval_max_steps: int = 10_000  # safety cap on an evaluation episode's length
+
+    def __post_init__(self):
+        """Fail on a bad value before anything compiles."""
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if self.model not in MODELS:
+            raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
+        for name in ["total_steps", "num_envs", "log_points", "eval_episodes", "eval_max_steps"]:
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {getattr(self, name)!r}")
+        for name, low_open in (("lr", True), ("gamma", False), ("epsilon", False)):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not (0 < value <= 1 if low_open else 0 <= value <= 1):
+                interval = "(0, 1]" if low_open else "[0, 1]"
+                raise ValueError(f"{name} must be a number in {interval}, got {value!r}")
+
+
+# fmt: off
+PRESETS: dict[str, dict[str, Any]] = {
+    # Doors with its fixed doors: 64 environments per agent, constant epsilon 0.1, step size 0.5.
+    "doors": dict(env_id="maxatar/Doors-v0", total_steps=2_000_000, num_envs=64, lr=0.5, gamma=0.99, epsilon=0.1),
+}
+# fmt: on
+
+
+# --- the tabular view of an environment ---
+
+
+class Tabular(NamedTuple):
+    """An environment seen as a table: `num_states` states, the index of a game state and of an observation
+    (the evaluation policy sees only observations), and the game state of an index (to fill the tables)."""
+
+    num_states: int
+    state_index: Callable[[Any], jax.Array]  # game state -> int32 index
+    obs_index: Callable[[jax.Array], jax.Array]  # observation -> int32 index (any leading batch axes)
+    game_state: Callable[[jax.Array], Any]  # index -> a game state with that index
+    reset_uniforms: int  # how many of the reset's uniforms the game reads (the rest are passed as 0)
+
+
+def doors_tabular(env: Doors, params: EnvParams) -> Tabular:
+    """Doors with its fixed doors: index (agent row * size + agent column) * size + goal column, size^3 states
+    (3375 for the default 15 x 15 grid; unreachable wall cells included). The goal moves between episodes, so
+    its column is part of the state. Random doors would add C(size, num_doors) layouts (455 by default) to
+    the state and are refused."""
+    if not isinstance(params.random_doors, (bool, np.bool_)) or params.random_doors:
+        raise ValueError("tabular agents need Doors' fixed doors (random_doors=False): random doors are state too")
+    size = env.size
+    doors = env.default_doors()
+
+    def state_index(game: DoorsState) -> jax.Array:
+        return ((game.agent[0] * size + game.agent[1]) * size + game.goal[1]).astype(jnp.int32)
+
+    def obs_index(obs: jax.Array) -> jax.Array:
+        grid = obs.reshape(*obs.shape[:-1], size, size)
+        agent = jnp.argmax((grid == AGENT).reshape(*obs.shape), axis=-1)
+        top = grid[..., 0, :]
+        # On the goal (a finished episode) the agent hides it: then the goal's column is the agent's.
+        goal = jnp.where(jnp.any(top == GOAL, axis=-1), jnp.argmax(top == GOAL, axis=-1), agent % size)
+        return (agent * size + goal).astype(jnp.int32)
+
+    def game_state(index: jax.Array) -> DoorsState:
+        cell, goal = index // size, index % size
+        agent = jnp.stack([cell // size, cell % size]).astype(jnp.int32)
+        return DoorsState(agent=agent, goal=jnp.stack([0, goal]).astype(jnp.int32), doors=doors)
+
+    return Tabular(size**3, state_index, obs_index, game_state, reset_uniforms=2)
+
+
+def tabular_view(env: Environment, params: EnvParams) -> Tabular:
+    """The tabular view of `env`, or a ValueError for an environment without one."""
+    if isinstance(env, Doors):
+        return doors_tabular(env, params)
+    raise ValueError(f"{env.name} has no small discrete state for a tabular agent; use maxatar/Doors-v0")
+
+
+class TransitionTable(NamedTuple):
+    """The game's dynamics as tables indexed by state * num_game_actions + executed game action."""
+
+    next_state: jax.Array  # int32: next index * 2 + terminal (one gather gives both)
+    reward: jax.Array  # float32
+
+
+def transition_table(env: Environment, params: EnvParams, view: Tabular) -> TransitionTable:
+    """Run the environment's own `game_step` on every (state, game action), so the table model's dynamics
+    are the environment's (a game without step draws: its step is a function of state and action alone)."""
+    if env.num_step_uniforms:
+        raise ValueError(f"{env.name} draws random numbers in its step: a transition table cannot hold it")
+    states = jnp.arange(view.num_states, dtype=jnp.int32)
+    actions = jnp.arange(env.num_game_actions, dtype=jnp.int32)
+
+    def one(index, action):
+        game, reward, terminal = env.game_step(view.game_state(index), action, (), params)
+        return view.state_index(game) * 2 + terminal.astype(jnp.int32), reward
+
+    next_state, reward = jax.jit(jax.vmap(jax.vmap(one, (None, 0)), (0, None)))(states, actions)
+    return TransitionTable(next_state.reshape(-1), reward.reshape(-1))
+
+
+# --- acting and learning ---
+
+
+def epsilon_greedy(q: jax.Array, u: jax.Array, epsilon: float) -> jax.Array:
+    """Actions from Q-values `q` (..., A) and one uniform `u` (...) each: with probability epsilon a uniform
+    action (u / epsilon picks it), else a greedy one, uniform among equal maxima ((u - eps) / (1 - eps) picks
+    which). One uniform per choice: each branch rescales the part of [0, 1) it owns."""
+    num_actions = q.shape[-1]
+    columns = [q[..., j] for j in range(num_actions)]
+    best = functools.reduce(jnp.maximum, columns)
+    is_max = [c == best for c in columns]
+    ties = sum(m.astype(jnp.int32) for m in is_max)
+    greedy_u = (u - epsilon) / max(1.0 - epsilon, 1e-30)
+    rank = jnp.minimum((greedy_u * ties).astype(jnp.int32), ties - 1)  # which of the maxima, 0-based
+    greedy, seen = jnp.zeros_like(ties), jnp.zeros_like(ties)
+    for j in range(num_actions):  # the rank-th maximum, in action order (unrolled: A is small)
+        greedy = jnp.where(is_max[j] & (seen == rank), j, greedy)
+        seen = seen + is_max[j]
+    if epsilon == 0:
+        return greedy
+    uniform_action = jnp.minimum((u * (num_actions / epsilon)).astype(jnp.int32), num_actions - 1)
+    return jnp.where(u < epsilon, uniform_action, greedy)
+
+
+def q_learning_target(reward, terminated, q_next, gamma: float):
+    """r + gamma (1 - terminated) max_a' Q(s', a'), with `q_next` (..., A) the next state's Q-values."""
+    return reward + gamma * jnp.where(terminated, 0.0, q_next.max(axis=-1))
+
+
+def expected_sarsa_target(reward, terminated, q_next, gamma: float, epsilon: float):
+    """r + gamma (1 - terminated) E_pi[Q(s', .)] under epsilon-greedy with random tie-breaks: the greedy share
+    1 - epsilon goes to the maxima (all worth the max), epsilon is spread over every action."""
+    expected = (1.0 - epsilon) * q_next.max(axis=-1) + epsilon * q_next.mean(axis=-1)
+    return reward + gamma * jnp.where(terminated, 0.0, expected)
+
+
+def double_q_target(reward, terminated, q_next_select, q_next_value, gamma: float):
+    """r + gamma (1 - terminated) Q_value(s', argmax_a' Q_select(s', a')) (van Hasselt, 2010; the first of
+    equal maxima)."""
+    best = jnp.argmax(q_next_select, axis=-1)
+    value = jnp.take_along_axis(q_next_value, best[..., None], axis=-1)[..., 0]
+    return reward + gamma * jnp.where(terminated, 0.0, value)
+
+
+# --- the program ---
+
+
+class Lanes(NamedTuple):
+    """The table model's environments: state index, last executed game action (sticky actions), steps."""
+
+    index: jax.Array
+    last_action: jax.Array
+    time: jax.Array
+
+
+class TrainState(NamedTuple):
+    """Everything a run carries from one step to the next (and what a checkpoint holds)."""
+
+    params: dict[str, jax.Array]  # {"q": (S, A)}, and "q2" for double Q-learning
+    envs: Any  # `Lanes` (table model) or a batch of `EnvState` (env model)
+    running: jax.Array  # (num_envs,) return of each environment's current episode so far
+    finished_return: jax.Array  # (num_envs,) summed returns of the episodes finished this interval
+    finished: jax.Array  # (num_envs,) episodes finished this interval
+    episodes: jax.Array  # () episodes finished so far
+    key: jax.Array
+
+
+def step_uniforms(key: jax.Array, t: jax.Array, rows: int, num_envs: int) -> jax.Array:
+    """(rows, num_envs) float32 uniforms for global step `t`, from threefry hashes of counters under the key
+    folded with t, both 32-bit words of each hash used (a uniform takes 23 bits, as `jax.random.uniform`)."""
+    step_key = jax.random.fold_in(key, t)
+    if jnp.issubdtype(step_key.dtype, jax.dtypes.prng_key):
+        step_key = jax.random.key_data(step_key)
+    hashes = -(-rows // 2) * num_envs
+    counter = jnp.arange(hashes, dtype=jnp.uint32)
+    b0, b1 = threefry2x32(step_key[0], step_key[1], jnp.zeros_like(counter), counter)
+    bits = materialize(jnp.concatenate([b0, b1])[: rows * num_envs])  # computed once, whatever reads it
+    mantissa = (bits >> np.uint32(9)) | np.uint32(0x3F800000)
+    return (jax.lax.bitcast_convert_type(mantissa, jnp.float32) - np.float32(1.0)).reshape(rows, num_envs)
+
+
+@functools.lru_cache(maxsize=16)
+def make_program(config: Config, learn: bool = True) -> Program:
+    """The pure pieces of a run (see `program.Program`). Cached so that runs of one config share compiled code.
+    `learn=False` acts and steps without updating the tables (the benchmark's baseline)."""
+    overrides = {"sticky_action_prob": config.sticky_action_prob, "difficulty_ramping": config.difficulty_ramping}
+    env, env_params = maxatar.make(config.env_id, **{k: v for k, v in overrides.items() if v is not None})
+    view = tabular_view(env, env_params)
+    num_states, num_actions, num_envs = view.num_states, env.num_actions, config.num_envs
+    action_set = jnp.asarray(env.action_set, jnp.int32)
+    sticky = env_params.sticky_action_prob
+    max_steps = env_params.max_steps
+    tables = ("q", "q2") if config.method == "double_q" else ("q",)
+    sched = schedule(config.total_steps, config.log_points, num_envs)
+    if config.model == "table":
+        model = transition_table(env, env_params, view)
+
+    def reset_uniforms(u: jax.Array) -> jax.Array:
+        """The reset's uniforms: the two drawn, zeros for the ones the game does not read (Doors' door keys)."""
+        unread = jnp.zeros((env.num_reset_uniforms - view.reset_uniforms, *u.shape[1:]), u.dtype)
+        return jnp.concatenate([u, unread])
+
+    def fresh_index(u: jax.Array) -> jax.Array:
+        """The state index of a reset from uniforms (num_reset_uniforms, ...)."""
+        game = jax.vmap(lambda v: env.init(env.reset_draws(v, env_params), env_params), in_axes=1)(u)
+        return jax.vmap(view.state_index)(game)
+
+    def current_index(envs) -> jax.Array:
+        """The state index of every environment."""
+        if config.model == "table":
+            return envs.index
+        return jax.vmap(lambda s: view.state_index(s.game))(envs)
+
+    def env_step(envs, action, u):
+        """(next index before any reset, reward, terminated, done, envs after auto-reset) from the step's
+        uniforms u: [action, sticky, reset...]."""
+        if config.model == "table":
+            executed = jnp.where(u[1] < sticky, envs.last_action, action_set[action])
+            entry = envs.index * env.num_game_actions + executed
+            packed = jnp.take(model.next_state, entry, mode="clip")
+            reward, terminated = jnp.take(model.reward, entry, mode="clip"), (packed & 1) == 1
+            next_index, time = packed >> 1, envs.time + 1
+            done = terminated | ((max_steps > 0) & (time >= max_steps))
+            fresh = fresh_index(reset_uniforms(u[2:ROWS]))
+            lanes = Lanes(jnp.where(done, fresh, next_index), executed, jnp.where(done, 0, time))
+            return next_index, reward, terminated, done, lanes
+        draws = jax.vmap(lambda v, s: env.draws_from_uniforms(v, s, env_params), in_axes=(1, 0))(u[1:2], envs)
+        _, stepped, reward, terminated, truncated, _ = jax.vmap(env.transition, in_axes=(0, 0, 0, None))(
+            envs, action, draws, env_params
+        )
+        _, fresh = jax.vmap(env.reset_from_uniforms, in_axes=(1, None))(reset_uniforms(u[2:ROWS]), env_params)
+        done = terminated | truncated
+        next_envs = jax.vmap(tree_select)(done, keep_last_action(fresh, stepped), stepped)
+        return current_index(stepped), reward, terminated, done, next_envs
+
+    def rows(table: jax.Array, index: jax.Array) -> jax.Array:
+        """Q(index, .) as (num_envs, A): one 1-D gather per action (XLA's CPU gathers of rows are slower)."""
+        flat = table.reshape(-1)
+        return jnp.stack([jnp.take(flat, index * num_actions + j, mode="clip") for j in range(num_actions)], -1)
+
+    def td_update(params, index, action, q_now, next_index, reward, terminated, u):
+        """Every environment's TD update, computed from the same tables; where several environments update the
+        same (s, a) in one step, one of them is kept (summing them would multiply the step size and diverge)."""
+        q_next = [rows(params[name], next_index) for name in tables]
+        chosen = jax.nn.one_hot(action, num_actions, dtype=bool)
+        entry = index * num_actions + action
+        if config.method == "q_learning":
+            target = q_learning_target(reward, terminated, q_next[0], config.gamma)
+        elif config.method == "expected_sarsa":
+            target = expected_sarsa_target(reward, terminated, q_next[0], config.gamma, config.epsilon)
+        else:
+            first = u[ROWS] < 0.5  # the coin: which table this environment's step updates
+            target = jnp.where(
+                first,
+                double_q_target(reward, terminated, q_next[0], q_next[1], config.gamma),
+                double_q_target(reward, terminated, q_next[1], q_next[0], config.gamma),
+            )
+        updated = {}
+        for i, name in enumerate(tables):
+            q_sa = jnp.sum(jnp.where(chosen, q_now[i], 0.0), -1)
+            where = entry
+            if config.method == "double_q":  # the other table's environments write nothing (out of range)
+                where = jnp.where(first if i == 0 else ~first, entry, num_states * num_actions)
+            new_q = q_sa + config.lr * (target - q_sa)
+            updated[name] = params[name].reshape(-1).at[where].set(new_q, mode="drop").reshape(num_states, -1)
+        return updated
+
+    def one_step(state: TrainState, t: jax.Array):
+        """One step of every environment of the agent, with its TD update."""
+        u = step_uniforms(state.key, t, ROWS + (config.method == "double_q"), num_envs)
+        params = state.params
+        index = current_index(state.envs)
+        q_now = [rows(params[name], index) for name in tables]
+        action = epsilon_greedy(sum(q_now[1:], q_now[0]), u[0], config.epsilon)
+        next_index, reward, terminated, done, envs = env_step(state.envs, action, u)
+        if learn:
+            params = td_update(params, index, action, q_now, next_index, reward, terminated, u)
+        running = state.running + reward
+        state = state._replace(
+            params=params,
+            envs=envs,
+            running=jnp.where(done, 0.0, running),
+            finished_return=state.finished_return + jnp.where(done, running, 0.0),
+            finished=state.finished + done,
+        )
+        return state, None
+
+    def init(key: jax.Array) -> TrainState:
+        """Zero tables and fresh environments, tied to the seed's key."""
+        key, env_key = jax.random.split(key)
+        u = jax.random.uniform(env_key, (view.reset_uniforms, num_envs))
+        if config.model == "table":
+            envs = Lanes(fresh_index(reset_uniforms(u)), jnp.zeros(num_envs, jnp.int32), jnp.zeros(num_envs, jnp.int32))
+        else:
+            envs = jax.vmap(env.reset_from_uniforms, in_axes=(1, None))(reset_uniforms(u), env_params)[1]
+        zeros = jnp.zeros(num_envs, jnp.float32)
+        state = TrainState(
+            params={name: jnp.zeros((num_states, num_actions), jnp.float32) for name in tables},
+            envs=envs,
+            running=zeros,
+            finished_return=zeros,
+            finished=jnp.zeros(num_envs, jnp.int32),
+            episodes=jnp.int32(0),
+            key=key,
+        )
+        return tie_to_seed(state, key)  # see program.tie_to_seed: chunked runs equal whole runs
+
+    def interval(state: TrainState, t0: jax.Array):
+        """`steps_per_interval` steps from global step t0; logs frames, episodes and their mean return."""
+        steps = t0 + jnp.arange(sched.steps_per_interval, dtype=jnp.int32)
+        state, _ = jax.lax.scan(one_step, state, steps)
+        count = jnp.sum(state.finished)
+        episodes = state.episodes + count
+        metrics = {
+            "frames": (t0 + sched.steps_per_interval) * num_envs,
+            "episodes": episodes,
+            # The episodes finished in this interval (cheaper per step than a ring of the last 100).
+            "recent_return": jnp.sum(state.finished_return) / jnp.where(count > 0, count, jnp.nan),
+        }
+        state = state._replace(
+            finished_return=jnp.zeros_like(state.finished_return),
+            finished=jnp.zeros_like(state.finished),
+            episodes=episodes,
+        )
+        return state, metrics
+
+    def act(params: dict[str, jax.Array], obs: jax.Array) -> jax.Array:
+        """The greedy action (the first of equal maxima; any leading batch axes): what evaluation plays."""
+        index = view.obs_index(obs)
+        q = sum(params[name][index] for name in tables)
+        return jnp.argmax(q, axis=-1).astype(jnp.int32)
+
+    return Program(
+        config=config,
+        init=init,
+        interval=interval,
+        evaluate=final_evaluation(env, env_params, act, "params", config),
+        act=act,
+        policy_field="params",
+        schedule=sched,
+    )
+
+
+def make_train(config: Config) -> Callable[[jax.Array], TrainResult]:
+    """`train(key) -> TrainResult`: the whole run, pure. `jax.jit(jax.vmap(train))(keys)` trains many agents."""
+    return program.make_train(make_program(config))
+
+
+if __name__ == "__main__":
+    from maxatar_agents.cli import main
+
+    main(ALGORITHM)
