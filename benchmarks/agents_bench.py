@@ -52,6 +52,8 @@ MINATAR_DQN = {"Breakout-v0": 10, "Asterix-v0": 17, "Freeway-v0": 50, "Seaquest-
 # pgx's MinAtar PPO example: 20M frames on one GPU in 30-75 s (sticky 0.1, minimal action set).
 PGX_PPO = {"Breakout-v0": 50, "Asterix-v0": 22, "Freeway-v0": 63, "Seaquest-v0": 54, "SpaceInvaders-v0": 145}
 README_START, README_END = "<!-- agents:start -->", "<!-- agents:end -->"
+# The deep agents, which all have `cartpole` and MinAtar presets (the tabular agent plays only Doors).
+DEEP_AGENTS = ["dqn", "sac", "ppo", "pqn"]
 
 
 def cpu_seconds() -> float:
@@ -322,14 +324,14 @@ def main() -> None:
     sub = parser.add_subparsers(dest="part", required=True)
     a = sub.add_parser("cartpole", help="(a) the CartPole presets reach 475 on every seed")
     a.add_argument("--seeds", type=int, default=4)
-    a.add_argument("--algos", nargs="+", default=list(AGENT_MODULES), choices=list(AGENT_MODULES))
+    a.add_argument("--algos", nargs="+", default=DEEP_AGENTS, choices=DEEP_AGENTS)
     b = sub.add_parser("throughput", help="(b) DQN minatar preset frames/s against MinAtar's PyTorch DQN")
     b.add_argument("--env", default="maxatar/Breakout-v0")
     b.add_argument("--frames", type=int, default=20_000)
     b.add_argument("--seeds-list", type=int, nargs="+", default=[1, 4], help="seed counts to time (vmapped)")
     b.add_argument("--reference", help="path of MinAtar's examples/dqn.py")
     c = sub.add_parser("target", help="(c) time for an agent to reach MinAtar's DQN return on each game")
-    c.add_argument("--algo", default="pqn", choices=list(AGENT_MODULES))
+    c.add_argument("--algo", default="pqn", choices=DEEP_AGENTS)
     c.add_argument("--preset", help="default: the agent's preset for each game")
     c.add_argument("--games", nargs="+", default=GAMES, choices=GAMES)
     c.add_argument("--minutes", type=float, default=15.0, help="training time cap per seed")

@@ -88,8 +88,9 @@ def uniform_to_int(u, low, high):
 
 
 def float32_ceiling(p):
-    """The smallest float32 >= p. For every float32 u, `u < float32_ceiling(p)` iff `u < p` exactly, so the
-    float32 sticky draw decides as the reference's float64 `rand() < p` does, whatever p is."""
+    """The smallest float32 >= p (at least the smallest normal float32 when p > 0). For every float32 u that
+    is 0 or normal, as every uniform draw is, `u < float32_ceiling(p)` iff `u < p` exactly, so the float32
+    sticky draw decides as the reference's float64 `rand() < p` does, whatever p is."""
     p = np.asarray(p, np.float64)
     f = p.astype(np.float32)
     ceiling = np.where(f.astype(np.float64) < p, np.nextafter(f, np.float32(np.inf)), f)

@@ -1,5 +1,6 @@
 """Baseline agents for MaxAtar: DQN (`maxatar_agents.dqn`), discrete SAC (`maxatar_agents.sac`), PPO
-(`maxatar_agents.ppo`) and PQN (`maxatar_agents.pqn`).
+(`maxatar_agents.ppo`), PQN (`maxatar_agents.pqn`), and tabular Q-learning, expected SARSA and double
+Q-learning on Doors (`maxatar_agents.q_learning`).
 
 Each agent is one file, readable top to bottom: its `Config` and presets, its losses as plain functions, its
 update and acting rule, and `make_train(config) -> train(key)`, a pure function that runs a whole training
@@ -13,7 +14,17 @@ run as one jitted program and can be vmapped over seeds. What the agents share l
 * `configs`, `registry`, `checkpoint`: config <-> text and JSON, presets chosen by environment
   (`make_config`), the agents by name, safe save/load;
 * `runner`, `artifacts`, `cli`: one interval at a time with checkpoints, the files a run writes, and the
-  command line generated from each `Config`.
+  command line generated from each `Config`;
+* `grid`: sweeps of float hyperparameters trained in the same vmapped program as the seeds;
+* `sweep`, `tracking`: the Optuna driver (`python -m maxatar_agents.sweep`) and MLflow / TensorBoard logging
+  (`--track`).
 
     python -m maxatar_agents.pqn --env maxatar/Breakout-v0 --seeds 4 --out runs/breakout
+
+`load_policy(path)` plays a run's trained policy; `load_policy("pretrained:maxatar/Breakout-v0")` the one
+shipped with the package for that game (`pretrained/`, made by `python -m benchmarks.minatar_results`).
 """
+
+from maxatar_agents.checkpoint import load_policy
+
+__all__ = ["load_policy"]

@@ -1,10 +1,13 @@
 """What a run leaves on disk besides its checkpoint: metrics.csv (one row per seed and logged point),
-summary.json, learning_curve.png and, on request, a GIF of the trained policy. Plain functions of plain data
-(rows, dicts), whatever the algorithm, so the next agents write the same files."""
+summary.json, learning_curve.png and, on request, a GIF of the trained policy; for a sweep (`grid`), those
+of each combination of values in its own directory, and sweep.csv, sweep.json and sweep.png comparing them.
+Plain functions of plain data (rows, dicts), whatever the algorithm, so the next agents write the same
+files."""
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import importlib.util
 import json
 import subprocess
@@ -16,7 +19,7 @@ import jax
 import numpy as np
 
 from maxatar import sharding
-from maxatar_agents import checkpoint
+from maxatar_agents import checkpoint, grid
 from maxatar_agents.configs import config_to_dict
 from maxatar_agents.program import Schedule
 from maxatar_agents.runner import Plan, Progress
@@ -52,6 +55,8 @@ def save_progress(plan: Plan, sched: Schedule, progress: Progress, out: Path, fi
         "rows": progress.rows,
         "final_eval": final_eval,
     }
+    if plan.sweep:
+        meta["sweep"] = {name: list(values) for name, values in plan.sweep.items()}
     path = checkpoint.save(out, state, meta)
     write_metrics(out / "metrics.csv", progress.rows)
     return path
@@ -158,3 +163,117 @@ def write_summary(plan: Plan, progress: Progress, summary: dict[str, Any], out: 
         f"artefacts in {out}",
         file=sys.stderr,
     )
+
+
+# --- sweeps ---
+
+
+def write_sweep(
+    plan: Plan,
+    sched: Schedule,
+    progress: Progress,
+    returns: np.ndarray,
+    compile_time: float,
+    devices: list,
+    out: Path,
+) -> dict[str, Any]:
+    """A finished sweep's files: for each combination of values, OUT/<field=value>/ with what an ordinary
+    run of that config writes (a checkpoint of its seeds, whose policy `checkpoint.load_policy` loads,
+    metrics.csv, summary.json, learning_curve.png), then OUT/sweep.csv, sweep.json and sweep.png comparing
+    the combinations. `progress.state` holds every run (numpy, combination-major) and `returns` their
+    (runs, episodes) final evaluation. Returns sweep.json's content."""
+    combos = grid.combinations(plan.sweep)
+    num_seeds = len(plan.seeds)
+    results = []
+    for j, combo in enumerate(combos):
+        runs = slice(j * num_seeds, (j + 1) * num_seeds)
+        directory = out / grid.label(combo)
+        directory.mkdir(exist_ok=True)
+        own_plan = Plan(plan.algorithm, dataclasses.replace(plan.config, **combo), plan.seeds, plan.preset, None)
+        rows = [
+            {k: v for k, v in row.items() if k not in combo}
+            for row in progress.rows
+            if all(row[name] == value for name, value in combo.items())
+        ]
+        own = Progress(jax.tree.map(lambda x, runs=runs: x[runs], progress.state), progress.done, rows, progress.wall)
+        evaluation = final_eval(returns[runs])
+        path = save_progress(own_plan, sched, own, directory, evaluation)
+        own_summary = summary(own_plan, sched, own, evaluation, compile_time, devices, path)
+        own_summary["part_of_sweep"] = str(out)  # its wall time is the whole sweep's
+        (directory / "summary.json").write_text(json.dumps(own_summary, indent=1))
+        title = f"{plan.algorithm.upper()} on {plan.config.env_id}, {grid.label(combo)}"
+        plot_learning_curve(directory / "learning_curve.png", rows, title)
+        last = [r["recent_return"] for r in rows if r["frames"] == sched.total_frames]
+        results.append(
+            {
+                **combo,
+                "final_eval_return_mean": evaluation["return_mean"],
+                "final_eval_return_std": float(np.std(evaluation["return_per_seed"])),
+                "final_eval_return_per_seed": evaluation["return_per_seed"],
+                "final_recent_return_mean": float(np.nanmean(last)) if np.any(np.isfinite(last)) else float("nan"),
+                "dir": grid.label(combo),
+            }
+        )
+    content = {
+        "algorithm": plan.algorithm,
+        "env_id": plan.config.env_id,
+        "preset": plan.preset,
+        "seeds": plan.seeds,
+        "sweep": {name: list(values) for name, values in plan.sweep.items()},
+        "config": config_to_dict(plan.config),  # the swept fields' values here are unused
+        "frames_per_seed": sched.total_frames,
+        "runs": len(combos) * num_seeds,
+        "wall_time": progress.wall,
+        "compile_time_last_session": compile_time,
+        "frames_per_second_all_runs": sched.total_frames * len(combos) * num_seeds / max(progress.wall, 1e-9),
+        "best": max(results, key=lambda r: r["final_eval_return_mean"])["dir"],
+        "results": results,
+        "num_devices": len(devices),
+        "jax_version": jax.__version__,
+    }
+    (out / "sweep.json").write_text(json.dumps(content, indent=1))
+    write_metrics(
+        out / "sweep.csv", [{k: v for k, v in r.items() if k != "final_eval_return_per_seed"} for r in results]
+    )
+    plot_sweep(out / "sweep.png", plan, progress.rows, results)
+    for r in results:
+        print(f"{r['dir']}: final evaluation mean return {r['final_eval_return_mean']:.2f}", file=sys.stderr)
+    print(
+        f"best: {content['best']}; artefacts in {out} (sweep.csv, sweep.png, one directory per value)", file=sys.stderr
+    )
+    return content
+
+
+def plot_sweep(path: Path, plan: Plan, rows: list[dict[str, Any]], results: list[dict[str, Any]]) -> None:
+    """One learning curve per combination of values (mean recent return over seeds, min-max band), with
+    its final evaluation in the legend, so the values compare at a glance."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=120)
+    colours = plt.get_cmap("viridis" if len(results) > 10 else "tab10")
+    for j, result in enumerate(results):
+        combo = {name: result[name] for name in plan.sweep}
+        own = [r for r in rows if all(r[name] == value for name, value in combo.items())]
+        seeds, frames = sorted({r["seed"] for r in own}), sorted({r["frames"] for r in own})
+        table = np.full((len(seeds), len(frames)), np.nan)
+        for r in own:
+            table[seeds.index(r["seed"]), frames.index(r["frames"])] = r["recent_return"]
+        colour = colours(j / max(len(results) - 1, 1) if len(results) > 10 else j)
+        x = np.asarray(frames)
+        with np.errstate(all="ignore"):
+            if len(seeds) > 1:
+                ax.fill_between(x, np.nanmin(table, 0), np.nanmax(table, 0), color=colour, alpha=0.15)
+            name = f"{result['dir']} (eval {result['final_eval_return_mean']:.1f})"
+            ax.plot(x, np.nanmean(table, 0), color=colour, linewidth=2, label=name)
+    ax.set_xlabel("frames per seed")
+    ax.set_ylabel("return (mean of last 100 training episodes)")
+    seeds = len(plan.seeds)
+    ax.set_title(f"{plan.algorithm.upper()} on {plan.config.env_id}: mean and min-max of {seeds} seed(s)")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -174,6 +174,8 @@ def load_policy(path: str | Path, seed_index: int | None = None) -> tuple[str, C
     """
     directory = _resolve(path)
     meta = read_meta(directory)
+    if meta.get("sweep"):
+        raise CheckpointError(f"{directory} holds a sweep: load the policy of one value from its directory in it")
     config = config_for(meta)
     module = agent_module(meta["algorithm"])
     program = module.make_program(config)

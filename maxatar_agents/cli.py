@@ -9,6 +9,10 @@ devices equals, bit for bit, the one-device runs of each device's group of seeds
 all seeds up to float rounding: XLA may round a batch of 2 seeds differently from a batch of 1). With
 `--distributed`, `jax.distributed.initialize` joins several processes (hosts) first and the mesh spans the
 devices of all of them; every process runs the same command and process 0 writes the artefacts.
+
+A float field given a comma list (`--lr 1e-4,3e-4,1e-3`, or `--set lr=...`) is swept (`grid`): every seed
+trains with every combination of the listed values, all in the one program, and --out receives one
+directory per combination besides sweep.csv, sweep.json and sweep.png.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import functools
 import sys
 import tempfile
 import time
+import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,7 +33,7 @@ import numpy as np
 from jax.sharding import Mesh
 
 from maxatar import sharding
-from maxatar_agents import artifacts, checkpoint, configs, runner
+from maxatar_agents import artifacts, checkpoint, configs, grid, runner, tracking
 from maxatar_agents.configs import (
     canonical_env_id,
     config_diff,
@@ -73,8 +78,8 @@ def build_parser(algorithm: str, module) -> argparse.ArgumentParser:
     chosen = ", ".join(f"{preset} on {env_id.split('/')[-1]}" for env_id, preset in module.ENV_PRESETS.items())
     parser.add_argument(
         "--preset",
-        help=f"one of: {', '.join(module.PRESETS)} (default: chosen from --env: {chosen}, "
-        f"{module.DEFAULT_PRESET} otherwise)",
+        help=f"one of: {', '.join(module.PRESETS)}, or a JSON file of field values such as a sweep's "
+        f"best_preset.json (default: chosen from --env: {chosen}, {module.DEFAULT_PRESET} otherwise)",
     )
     parser.add_argument("--seeds", type=int, help="number of seeds trained together (default 1)")
     parser.add_argument("--seed", type=int, help="first seed; seed i uses PRNGKey(seed + i) (default 0)")
@@ -86,6 +91,12 @@ def build_parser(algorithm: str, module) -> argparse.ArgumentParser:
     parser.add_argument("--checkpoint-every", type=int, help="frames between checkpoints (default: a tenth of the run)")
     parser.add_argument("--gif", action="store_true", help="render the trained policy to OUT/policy.gif")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--track", choices=tracking.KINDS, help="log config, metrics and files to MLflow/TensorBoard")
+    parser.add_argument(
+        "--track-uri",
+        metavar="URI",
+        help="MLflow tracking URI (default ./mlruns) or TensorBoard log directory (default OUT/tensorboard)",
+    )
     parser.add_argument(
         "--devices",
         default="1",
@@ -104,14 +115,17 @@ def build_parser(algorithm: str, module) -> argparse.ArgumentParser:
     parser.add_argument("--num-processes", type=int, help="with --distributed: how many processes")
     parser.add_argument("--process-id", type=int, help="with --distributed: this process's index, 0..n-1")
 
-    group = parser.add_argument_group("config fields (default: the preset's value; also --set FIELD=VALUE)")
+    group = parser.add_argument_group(
+        "config fields (default: the preset's value; also --set FIELD=VALUE; a FLOAT field given a comma list, "
+        "e.g. --lr 1e-4,3e-4, is swept: every value trains in the same program)"
+    )
     comments = field_comments(module.Config)
     for name, kind in field_types(module.Config).items():
         flags = [f"--{name.replace('_', '-')}", *FIELD_ALIASES.get(name, [])]
         group.add_argument(
             *flags,
             dest=f"field:{name}",
-            type=functools.partial(_parse_option, kind=kind),
+            type=functools.partial(_parse_option, name=name, kind=kind),
             nargs="?" if kind is bool else None,
             const=True if kind is bool else None,
             default=argparse.SUPPRESS,
@@ -121,17 +135,24 @@ def build_parser(algorithm: str, module) -> argparse.ArgumentParser:
     return parser
 
 
-def _parse_option(text: str, kind: Any) -> Any:
+def _parse_option(text: str, name: str, kind: Any) -> Any:
     try:
-        return parse_value(text, kind)
+        return _parse_field(text, name, kind)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def make_config(args: argparse.Namespace, module, base: Any | None = None) -> tuple[Any, str | None]:
-    """The config and the name of its preset: the preset (--preset, or the one chosen for the environment),
-    then the field options (--env, --total-steps, ...) and --set on top, in that order. With `base` (a
-    checkpoint's config) and no --preset, the overrides apply to `base` and the preset is None."""
+def _parse_field(text: str, name: str, kind: Any) -> Any:
+    """A field's value from the command line; a comma list for a field that is not a tuple is a sweep
+    (a tuple of floats, or `grid.SweepError` for a field that cannot be swept)."""
+    if "," in text and typing.get_origin(kind) is not tuple:
+        return grid.parse_values(name, kind, text)
+    return parse_value(text, kind)
+
+
+def _overrides(args: argparse.Namespace, module) -> dict[str, Any]:
+    """The field options (--env, --total-steps, ...), then --set, as {field: value}; a swept field's value
+    is the tuple of its values."""
     overrides = {dest.partition(":")[2]: v for dest, v in vars(args).items() if dest.startswith("field:")}
     hints = field_types(module.Config)
     for item in args.set:
@@ -140,11 +161,27 @@ def make_config(args: argparse.Namespace, module, base: Any | None = None) -> tu
         if not sep or name not in hints:
             raise UsageError(f"--set expects FIELD=VALUE with FIELD one of: {', '.join(hints)}; got {item!r}")
         try:
-            overrides[name] = parse_value(text, hints[name])
+            overrides[name] = _parse_field(text, name, hints[name])
         except ValueError as error:
             raise UsageError(f"--set {item}: {error}") from None
+    return overrides
+
+
+def make_sweep(args: argparse.Namespace, module) -> dict[str, tuple[float, ...]]:
+    """The swept fields and their values (empty for an ordinary run), unchecked (`grid.check_sweep`)."""
+    hints = field_types(module.Config)
+    return {k: v for k, v in _overrides(args, module).items() if hints[k] is float and isinstance(v, tuple)}
+
+
+def make_config(args: argparse.Namespace, module, base: Any | None = None) -> tuple[Any, str | None]:
+    """The config and the name of its preset: the preset (--preset, or the one chosen for the environment),
+    then the field options (--env, --total-steps, ...) and --set on top, in that order. With `base` (a
+    checkpoint's config) and no --preset, the overrides apply to `base` and the preset is None. Swept
+    fields (`make_sweep`) keep the preset's (or `base`'s) value."""
+    swept = make_sweep(args, module)
+    overrides = {k: v for k, v in _overrides(args, module).items() if k not in swept}
     preset = args.preset
-    if preset is not None and preset not in module.PRESETS:
+    if preset is not None and preset not in module.PRESETS and not configs.is_preset_file(preset):
         raise UsageError(f"unknown preset {preset!r}; known presets: {', '.join(module.PRESETS)}")
     try:
         if base is not None and preset is None:
@@ -204,19 +241,33 @@ def start_distributed(args: argparse.Namespace) -> None:
         raise UsageError(f"jax.distributed.initialize failed: {error}") from None
 
 
-def make_seed_mesh(devices: str | int, num_seeds: int, distributed: bool) -> Mesh | None:
-    """The mesh the seeds are split over, or None for a single device (the plain, unsharded program)."""
+def make_seed_mesh(devices: str | int, num_seeds: int, distributed: bool, swept: bool = False) -> Mesh | None:
+    """The mesh the seeds (in a sweep: the runs, seeds x values) are split over, or None for a single device
+    (the plain, unsharded program)."""
     try:
         mesh = sharding.make_mesh(devices, runner.SEED_AXIS, local=not distributed)
     except ValueError as error:
         raise UsageError(f"--devices: {error}") from None
     if num_seeds % mesh.devices.size:
         count = mesh.devices.size
+        what = f"the sweep's {num_seeds} runs (seeds x values)" if swept else f"--seeds {num_seeds}"
         raise UsageError(
-            f"--seeds {num_seeds} cannot be split evenly over {count} devices: use a multiple of {count} "
-            f"seeds or another --devices"
+            f"{what} cannot be split evenly over {count} devices: use a multiple of {count} "
+            f"{'runs' if swept else 'seeds'} or another --devices"
         )
     return None if mesh.devices.size == 1 and not distributed else mesh
+
+
+def compile_plan(plan: runner.Plan, num_runs: int, mesh: Mesh | None) -> dict[str, Any]:
+    """The compiled pieces for the plan's runs (`runner.compiled`), a sweep's with its values filled in."""
+    algorithm, config = plan.algorithm, plan.config
+    if plan.sweep is None:  # the exact calls of earlier versions, so their cache entries are shared
+        return compiled(algorithm, config, num_runs) if mesh is None else compiled(algorithm, config, num_runs, mesh)
+    try:
+        parts = compiled(algorithm, config, num_runs, mesh, tuple(plan.sweep))
+    except grid.SweepError as error:
+        raise UsageError(str(error)) from None
+    return runner.bind_values(parts, runner.sweep_values(plan, mesh))
 
 
 # --- what to run ---
@@ -235,9 +286,10 @@ def plan_run(algorithm: str, module, args: argparse.Namespace, out: Path) -> run
         first = 0 if args.seed is None else args.seed
         if checkpoint.exists(out):
             raise UsageError(f"{str(out)!r} already holds a run; pass --resume to continue it, or choose another --out")
+        sweep = checked_sweep(module, config, make_sweep(args, module))
         prepare_out(out)
         seeds = list(range(first, first + num_seeds))
-        return runner.Plan(algorithm, config, seeds, preset, None)
+        return runner.Plan(algorithm, config, seeds, preset, None, sweep)
 
     if not checkpoint.exists(out):
         raise UsageError(f"--resume: no checkpoint in {str(out)!r}")
@@ -260,8 +312,22 @@ def plan_run(algorithm: str, module, args: argparse.Namespace, out: Path) -> run
         raise UsageError(f"the checkpoint has {len(seeds)} seeds, --seeds says {args.seeds}")
     if args.seed is not None and args.seed != seeds[0]:
         raise UsageError(f"the checkpoint starts at seed {seeds[0]}, --seed says {args.seed}")
+    saved_sweep = {name: tuple(values) for name, values in meta.get("sweep", {}).items()} or None
+    sweep = checked_sweep(module, config, make_sweep(args, module))
+    if sweep is not None and sweep != saved_sweep:
+        raise UsageError(f"the checkpoint in {str(out)!r} sweeps {saved_sweep}, the options say {sweep}")
     prepare_out(out)
-    return runner.Plan(algorithm, config, seeds, preset or meta.get("preset"), meta)
+    return runner.Plan(algorithm, config, seeds, preset or meta.get("preset"), meta, saved_sweep)
+
+
+def checked_sweep(module, config: Any, sweep: dict[str, tuple[float, ...]]) -> dict[str, tuple[float, ...]] | None:
+    """The sweep checked against the config (`grid.check_sweep`), or None for an ordinary run."""
+    if not sweep:
+        return None
+    try:
+        return grid.check_sweep(module, config, sweep)
+    except grid.SweepError as error:
+        raise UsageError(str(error)) from None
 
 
 # --- the run ---
@@ -277,11 +343,12 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
     lead = jax.process_index() == 0  # the process that writes files and prints
     out = Path(args.out)
     plan = plan_run(algorithm, module, args, out)
-    mesh = make_seed_mesh(devices, len(plan.seeds), args.distributed)
+    runs = plan.runs()
+    mesh = make_seed_mesh(devices, len(runs), args.distributed, swept=plan.sweep is not None)
+    tracker = start_tracking(args, plan, out, lead)
 
     compile_start = time.time()
-    seeds = len(plan.seeds)
-    parts = compiled(algorithm, plan.config, seeds) if mesh is None else compiled(algorithm, plan.config, seeds, mesh)
+    parts = compile_plan(plan, len(runs), mesh)
     progress = initial_progress(parts, plan, out, mesh)
     compile_time = time.time() - compile_start
     sched = parts["program"].schedule
@@ -299,11 +366,12 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
         if progress.done % checkpoint_every == 0:
             save()
             saved_at = progress.done
+        tracker.log_metrics(progress.done * sched.frames_per_interval, progress.rows[-len(runs) :], tuple(runs[0]))
         if on_interval is not None:
             on_interval(progress.done)
 
     try:
-        runner.run_intervals(parts, progress, plan.seeds, mesh, after_interval)
+        runner.run_intervals(parts, progress, runs, mesh, after_interval)
     except KeyboardInterrupt:
         if bar is not None:
             bar.close()
@@ -314,29 +382,80 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
             f"{out}. Continue with: python -m maxatar_agents.{algorithm} --out {out} --resume",
             file=sys.stderr,
         )
+        tracker.finish(status="KILLED")
         raise SystemExit(EXIT_INTERRUPTED) from None
+    except Exception:
+        tracker.finish(status="FAILED")
+        raise
     if bar is not None:
         bar.close()
 
-    final_eval = artifacts.final_eval(sharding.to_numpy(parts["evaluate"](progress.state)))  # (seeds, episodes)
+    returns = sharding.to_numpy(parts["evaluate"](progress.state))  # (runs, episodes)
+    final_eval = artifacts.final_eval(returns)
     policy_path = save(final_eval)
     used = [jax.local_devices()[0]] if mesh is None else list(mesh.devices.flat)
+    if plan.sweep is not None:
+        content = finish_sweep(plan, sched, progress, returns, compile_time, used, out, lead, args.gif)
+        return end_tracking(tracker, out, content)
     summary = artifacts.summary(plan, sched, progress, final_eval, compile_time, used, policy_path)
     if not lead:
         return summary
     artifacts.write_summary(plan, progress, summary, out)
     if args.gif:
-        try:
-            artifacts.render_gif(plan.config.env_id, policy_path, out / "policy.gif")
-        except RuntimeError as error:
-            raise UsageError(str(error)) from None
+        render(plan.config.env_id, policy_path, out / "policy.gif")
+    return end_tracking(tracker, out, summary)
+
+
+def start_tracking(args: argparse.Namespace, plan: runner.Plan, out: Path, lead: bool) -> tracking.Tracker:
+    """--track: the run's tracker (process 0's; the others track nothing), started with the plan's config; a
+    resumed run continues its MLflow run."""
+    if args.track_uri is not None and args.track is None:
+        raise UsageError("--track-uri needs --track mlflow or --track tensorboard")
+    extra = {"algorithm": plan.algorithm, **({"sweep": plan.sweep} if plan.sweep else {})}
+    try:
+        tracker = tracking.make_tracker(args.track if lead else None, args.track_uri, out)
+        tracker.start(plan.config, plan.preset, plan.seeds, resume=plan.meta is not None, extra=extra)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    return tracker
+
+
+def end_tracking(tracker: tracking.Tracker, out: Path, summary: dict) -> dict:
+    """The run's files (those it wrote) handed to the tracker, which is then closed; returns `summary`."""
+    names = ["summary.json", "metrics.csv", "learning_curve.png", "policy.gif", "sweep.json", "sweep.csv", "sweep.png"]
+    tracker.log_artifacts([out / name for name in [*names, checkpoint.STATE_FILE, checkpoint.META_FILE]])
+    tracker.finish(summary)
     return summary
+
+
+def finish_sweep(plan, sched, progress, returns, compile_time, used, out: Path, lead: bool, gif: bool) -> dict:
+    """A finished sweep's files (`artifacts.write_sweep`) and, with --gif, each value's policy.gif;
+    returns sweep.json's content."""
+    state = sharding.to_numpy(progress.state)  # gathered by every process
+    if not lead:
+        return {}
+    whole = runner.Progress(state, progress.done, progress.rows, progress.wall)
+    content = artifacts.write_sweep(plan, sched, whole, returns, compile_time, used, out)
+    if gif:
+        for result in content["results"]:
+            directory = out / result["dir"]
+            render(plan.config.env_id, directory / checkpoint.STATE_FILE, directory / "policy.gif")
+    return content
+
+
+def render(env_id: str, policy_path: Path, gif_path: Path) -> None:
+    """--gif: the policy rendered by the renderers' command line."""
+    try:
+        artifacts.render_gif(env_id, policy_path, gif_path)
+    except RuntimeError as error:
+        raise UsageError(str(error)) from None
 
 
 def initial_progress(parts: dict[str, Any], plan: runner.Plan, out: Path, mesh: Mesh | None) -> runner.Progress:
     """A fresh start from the seeds' keys, or for --resume the checkpoint's state and progress."""
     if plan.meta is None:
-        return runner.Progress(parts["init"](runner.seed_keys(plan.seeds, mesh)), 0, [], 0.0)
+        keys = runner.seed_keys([run["seed"] for run in plan.runs()], mesh)
+        return runner.Progress(parts["init"](keys), 0, [], 0.0)
     try:
         state = checkpoint.load_state(out, parts["template"], plan.meta)
     except checkpoint.CheckpointError as error:

@@ -8,10 +8,12 @@ import ast
 import dataclasses
 import inspect
 import io
+import json
 import textwrap
 import tokenize
 import types
 import typing
+from pathlib import Path
 from typing import Any
 
 import maxatar
@@ -123,19 +125,44 @@ def default_preset(module: Any, env_id: str) -> str:
     return module.ENV_PRESETS.get(canonical_env_id(env_id), module.DEFAULT_PRESET)
 
 
+def is_preset_file(preset: str) -> bool:
+    """Whether `preset` names a JSON file of field values (a sweep's `best_preset.json`) rather than a preset."""
+    return preset.endswith(".json")
+
+
+def preset_values(module: Any, preset: str) -> dict[str, Any]:
+    """A preset's field values: one of the agent's `PRESETS`, or a JSON file of {field: value} (a path ending
+    in `.json`, e.g. the `best_preset.json` of `python -m maxatar_agents.sweep`)."""
+    if not is_preset_file(preset):
+        if preset not in module.PRESETS:
+            raise ValueError(f"unknown preset {preset!r}; known presets: {', '.join(module.PRESETS)}")
+        return module.PRESETS[preset]
+    path = Path(preset)
+    try:
+        values = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        raise ValueError(f"preset file {preset!r}: cannot read it as JSON: {error}") from None
+    if not isinstance(values, dict):
+        raise ValueError(
+            f"preset file {preset!r} must hold a JSON object of config fields, got {type(values).__name__}"
+        )
+    unknown = sorted(set(values) - set(field_types(module.Config)))
+    if unknown:
+        raise ValueError(f"preset file {preset!r}: unknown config field(s) {unknown} for {module.__name__}")
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+
+
 def make_config(module: Any, env_id: str | None = None, preset: str | None = None, **overrides: Any) -> Any:
     """An agent's config from Python as the command line builds it: the preset (by default the one chosen
     for `env_id`), then `env_id` and the overrides on top. Without `env_id`, the preset's environment (or
-    the `Config` default) is used.
+    the `Config` default) is used. `preset` may also be a JSON file of field values (`preset_values`).
 
         config = make_config(ppo, "maxatar/CartPole-v1")  # the `cartpole` preset
         result = ppo.make_train(config)(jax.random.PRNGKey(0))
     """
     if preset is None:
         preset = default_preset(module, env_id or module.Config.env_id)
-    if preset not in module.PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; known presets: {', '.join(module.PRESETS)}")
-    values = {**module.PRESETS[preset], **overrides}
+    values = {**preset_values(module, preset), **overrides}
     if env_id is not None:
         values["env_id"] = env_id
     values["env_id"] = canonical_env_id(values.get("env_id", module.Config.env_id))

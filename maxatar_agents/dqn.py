@@ -190,7 +190,7 @@ def make_optimizer(config: Config) -> optax.GradientTransformation:
         opt = optax.rmsprop(lr, decay=config.rms_decay, eps=config.rms_eps, centered=True, eps_in_sqrt=False)
     else:
         opt = optax.adam(lr, eps=config.adam_eps)
-    return optax.chain(optax.clip_by_global_norm(config.max_grad_norm), opt) if config.max_grad_norm > 0 else opt
+    return program.clip_then(config.max_grad_norm, opt)
 
 
 @functools.lru_cache(maxsize=16)

@@ -4,6 +4,10 @@
   written as patch extraction plus a dense layer. It computes exactly what a VALID `nn.Conv` computes, and
   XLA's CPU convolution is slow on such tiny images while a dense layer is not, so training runs faster on
   CPU (benchmarks/agents_bench.py measures it).
+* Pixels (`obs_type="rgb"`/`"grayscale"`, uint8 scaled to [0, 1]): a small Nature-style CNN sized for
+  MinAtar frames: a convolution whose kernel and stride are one grid cell (`obs_scale` pixels, so each
+  output sees exactly one drawn cell) with 32 filters, then MinAtar's torso on the 10 x 10 cell features.
+  Both are written as reshapes or patches plus dense layers, for the CPU reason above.
 * Integer-coded observations (Doors, codes 0..nvec-1): one-hot, then flatten.
 * Float vectors (CartPole): used as they are.
 
@@ -53,19 +57,45 @@ class MinAtarTorso(nn.Module):
         return x.reshape(*x.shape[:-3], -1)
 
 
+class PixelTorso(nn.Module):
+    """uint8 frames (..., H, W, 3) or (..., H, W) of `cell` x `cell` pixel blocks: a cell-sized, cell-strided
+    convolution with `cell_features` filters and ReLU, then `MinAtarTorso` on the grid of cell features."""
+
+    cell: int
+    cell_features: int = 32
+    features: int = 16
+
+    @nn.compact
+    def __call__(self, x: jax.Array, obs_ndim: int) -> jax.Array:
+        x = x.astype(jnp.float32) / 255.0
+        if obs_ndim == 2:  # grayscale: one channel
+            x = x[..., None]
+        *batch, height, width, channels = x.shape
+        rows, cols, c = height // self.cell, width // self.cell, self.cell
+        if rows * c != height or cols * c != width:
+            raise ValueError(f"a {height}x{width} frame is no grid of {c}x{c} cells")
+        x = x.reshape(*batch, rows, c, cols, c, channels)
+        x = jnp.moveaxis(x, -4, -3).reshape(*batch, rows, cols, c * c * channels)  # one row per cell
+        x = nn.relu(Dense(self.cell_features)(x))
+        return MinAtarTorso(self.features)(x)
+
+
 class Encoder(nn.Module):
     """Turns one environment's observation (with any leading batch axes) into a flat float vector."""
 
-    kind: str  # "minatar", "onehot" or "vector"
+    kind: str  # "minatar", "pixels", "onehot" or "vector"
     obs_ndim: int
     num_codes: int = 0
     conv_features: int = 16
+    cell: int = 1  # pixels per grid cell ("pixels")
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> jax.Array:
         batch_shape = obs.shape[: obs.ndim - self.obs_ndim]
         if self.kind == "minatar":
             return MinAtarTorso(self.conv_features)(obs)
+        if self.kind == "pixels":
+            return PixelTorso(self.cell, features=self.conv_features)(obs, self.obs_ndim)
         if self.kind == "onehot":
             return jax.nn.one_hot(obs, self.num_codes, dtype=jnp.float32).reshape(*batch_shape, -1)
         return obs.astype(jnp.float32).reshape(*batch_shape, -1)
@@ -74,6 +104,8 @@ class Encoder(nn.Module):
 def encoder_for(env: Environment, conv_features: int = 16) -> Encoder:
     """Pick the encoder from the environment's static observation description."""
     shape, dtype = tuple(env.obs_shape), jnp.dtype(env.obs_dtype)
+    if env.obs_pixels:
+        return Encoder("pixels", len(shape), conv_features=conv_features, cell=env.scale)
     if len(shape) == 3 and dtype == jnp.bool_:
         return Encoder("minatar", 3, conv_features=conv_features)
     if jnp.issubdtype(dtype, jnp.integer):

@@ -48,6 +48,9 @@ class OffPolicyConfig:
     conv_features: int = 16  # filters of the MinAtar 3x3 convolution (MinAtar games only)
     sticky_action_prob: float | None = None  # None: the environment's default (0.1 for MinAtar games)
     difficulty_ramping: bool | None = None  # None: the environment's default (on)
+    env_setting: str = "minatar"  # a paper's MinAtar setting (`maxatar.settings`): "minatar", "gymnax" or "pgx"
+    obs_type: str | None = None  # "rgb" or "grayscale": learn from the game's picture (`maxatar.pixels`)
+    obs_scale: int | None = None  # pixels per grid cell of the picture (None: 16 for the MinAtar games)
     log_points: int = 100  # logged points over the run; also the unit of resumable chunks
     eval_episodes: int = 100  # final evaluation of the trained policy, all episodes in parallel
     eval_max_steps: int = 10_000  # safety cap on an evaluation episode's length

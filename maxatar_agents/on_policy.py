@@ -32,7 +32,15 @@ from maxatar_agents.evaluation import (
     episode_stats_update,
     keep_best,
 )
-from maxatar_agents.program import Program, final_evaluation, interval_metrics, reset_envs, schedule, tie_to_seed
+from maxatar_agents.program import (
+    Program,
+    clip_then,
+    final_evaluation,
+    interval_metrics,
+    reset_envs,
+    schedule,
+    tie_to_seed,
+)
 
 ACT_UNIFORMS = 2  # uniforms per environment and step that the acting rule may use
 
@@ -57,6 +65,9 @@ class OnPolicyConfig:
     conv_features: int = 16  # filters of the MinAtar 3x3 convolution (MinAtar games only)
     sticky_action_prob: float | None = None  # None: the environment's default (0.1 for MinAtar games)
     difficulty_ramping: bool | None = None  # None: the environment's default (on)
+    env_setting: str = "minatar"  # a paper's MinAtar setting (`maxatar.settings`): "minatar", "gymnax" or "pgx"
+    obs_type: str | None = None  # "rgb" or "grayscale": learn from the game's picture (`maxatar.pixels`)
+    obs_scale: int | None = None  # pixels per grid cell of the picture (None: 16 for the MinAtar games)
     log_points: int = 100  # logged points over the run; also the unit of resumable chunks
     eval_episodes: int = 100  # final evaluation of the trained policy, all episodes in parallel
     eval_max_steps: int = 10_000  # safety cap on an evaluation episode's length
@@ -145,8 +156,7 @@ def num_gradient_steps(config: OnPolicyConfig) -> int:
 def make_optimizer(config: OnPolicyConfig) -> optax.GradientTransformation:
     """Adam (linearly decayed to 0 over the run with `lr_decay`), after global-norm clipping."""
     lr = optax.linear_schedule(config.lr, 0.0, num_gradient_steps(config)) if config.lr_decay else config.lr
-    adam = optax.adam(lr, eps=config.adam_eps)
-    return optax.chain(optax.clip_by_global_norm(config.max_grad_norm), adam) if config.max_grad_norm > 0 else adam
+    return clip_then(config.max_grad_norm, optax.adam(lr, eps=config.adam_eps))
 
 
 def sample_categorical(logits: jax.Array, u: jax.Array) -> jax.Array:

@@ -78,6 +78,9 @@ class Config(on_policy.OnPolicyConfig):
 PRESETS: dict[str, dict[str, Any]] = {
     # purejaxql's MinAtar PQN, exactly the defaults above, for 10M frames.
     "minatar": dict(total_steps=10_000_000),
+    # The same from pixels: the game's RGB picture at 4 pixels per cell (40 x 40 x 3) through the pixel CNN
+    # (`networks.PixelTorso`).
+    "pixels": dict(total_steps=10_000_000, obs_type="rgb", obs_scale=4),
     # CartPole-v1: purejaxql's CartPole settings (32 environments x 64 steps, lambda 0.95, rewards scaled by
     # 0.1, epsilon to 0.2 over a fifth of the run) with a 128-128 network, 2 epochs of 8 minibatches and
     # lr 3e-4, in 300k frames. As DQN's, PQN's greedy CartPole policy swings between intervals (one seed in
@@ -137,7 +140,7 @@ def make_program(config: Config) -> Program:
     env, env_params = env_from_config(config)
     network = make_network(env, config.hidden, config.conv_features, layer_norm=True)
     loss_fn = functools.partial(q_loss, q_values=network.apply)
-    decay_steps = max(1.0, config.epsilon_fraction * config.total_steps / config.num_envs)
+    decay_steps = jnp.maximum(1.0, config.epsilon_fraction * config.total_steps / config.num_envs)
 
     def epsilon(t: jax.Array) -> jax.Array:
         """Linear decay over the first `epsilon_fraction` of the run's vector steps, then constant."""

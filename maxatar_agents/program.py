@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import optax
 
 import maxatar
 from maxatar.core import Environment, EnvParams
@@ -81,14 +82,16 @@ def make_train(program: Program) -> Callable[[jax.Array], TrainResult]:
 
 
 def env_from_config(config: Any) -> tuple[Environment, EnvParams]:
-    """`maxatar.make(config.env_id)` with the config's sticky-action and ramping choices (None = default),
-    so every agent reads those two knobs the same way."""
+    """`maxatar.make(config.env_id)` in the config's `env_setting`, with its sticky-action and ramping choices
+    (None = the setting's) and its observation type (pixels with `obs_type`), so every agent reads those knobs
+    the same way."""
     overrides = {}
     if config.sticky_action_prob is not None:
         overrides["sticky_action_prob"] = config.sticky_action_prob
     if config.difficulty_ramping is not None:
         overrides["difficulty_ramping"] = config.difficulty_ramping
-    return maxatar.make(config.env_id, **overrides)
+    pixels = {"obs_type": config.obs_type, "obs_scale": config.obs_scale}
+    return maxatar.make(config.env_id, setting=config.env_setting, **overrides, **pixels)
 
 
 def reset_envs(env: Environment, env_params: EnvParams, key: jax.Array, num_envs: int):
@@ -125,3 +128,13 @@ def final_evaluation(env: Environment, env_params: EnvParams, act: Callable, pol
         return evaluate(env, env_params, policy, key, config.eval_episodes, config.eval_max_steps)
 
     return evaluate_state
+
+
+def clip_then(max_grad_norm: Any, optimizer: optax.GradientTransformation) -> optax.GradientTransformation:
+    """`optimizer` after clipping the gradients' global norm to `max_grad_norm` (0: no clipping). A traced
+    norm (a swept value, see `grid`) always clips, at an infinite norm where the value is 0, so every value
+    of a sweep has the same optimiser state and 0 passes the gradients through unchanged."""
+    if isinstance(max_grad_norm, jax.Array):
+        limit = jnp.where(max_grad_norm > 0, max_grad_norm, jnp.inf)
+        return optax.chain(optax.clip_by_global_norm(limit), optimizer)
+    return optax.chain(optax.clip_by_global_norm(max_grad_norm), optimizer) if max_grad_norm > 0 else optimizer

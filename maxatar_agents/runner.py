@@ -22,6 +22,7 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from maxatar import sharding
+from maxatar_agents import grid
 from maxatar_agents.program import Schedule
 from maxatar_agents.registry import agent_module
 
@@ -42,22 +43,33 @@ def _over_seeds(fn: Callable, num_seeds: int, in_axes: tuple) -> Callable:
 
 
 @functools.lru_cache(maxsize=8)
-def compiled(algorithm: str, config: Any, num_seeds: int, mesh: Mesh | None = None) -> dict[str, Any]:
+def compiled(
+    algorithm: str, config: Any, num_seeds: int, mesh: Mesh | None = None, swept: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """Jitted init and evaluate, and the interval compiled ahead of time (so its compile time is not
-    counted as training time); cached per (algorithm, config, seeds, mesh) so repeated runs share them.
+    counted as training time); cached per (algorithm, config, seeds, mesh, swept fields) so repeated runs
+    share them.
 
     With a mesh, each function is a `shard_map` over the seed axis: every device runs, on its own seeds,
     exactly the program a single device runs for that many seeds (all inputs and outputs lead with the seed
     axis; the interval's start step is replicated). So a run on D devices equals, bit for bit, the
     one-device runs of each device's group of seeds.
+
+    With `swept` float fields (a sweep, see `grid`), the seed axis holds every run of seeds x values and
+    each function takes one more argument, the runs' values {field: (num_seeds,) float32}; `bind_values`
+    fills it in.
     """
-    program = agent_module(algorithm).make_program(config)
+    module = agent_module(algorithm)
+    program = grid.make_program(module, config, swept) if swept else module.make_program(config)
     keys = jax.ShapeDtypeStruct((num_seeds, 2), jnp.uint32)
     t0 = jax.ShapeDtypeStruct((), jnp.int32)
+    # A sweep's values, like the keys and states, lead with the seed axis; an ordinary run has none.
+    values = [{name: jax.ShapeDtypeStruct((num_seeds,), jnp.float32) for name in swept}] if swept else []
+    per_run = [0] * len(values)
     local = num_seeds if mesh is None else num_seeds // mesh.devices.size
-    init = _over_seeds(program.init, local, (0,))
-    interval = _over_seeds(program.interval, local, (0, None))
-    evaluate = _over_seeds(program.evaluate, local, (0,))
+    init = _over_seeds(program.init, local, (0, *per_run))
+    interval = _over_seeds(program.interval, local, (0, None, *per_run))
+    evaluate = _over_seeds(program.evaluate, local, (0, *per_run))
     split: dict[str, Any] = {}
     both: dict[str, Any] = {}
     if mesh is not None:
@@ -65,21 +77,34 @@ def compiled(algorithm: str, config: Any, num_seeds: int, mesh: Mesh | None = No
         # check_vma=False: the agents' programs are written for one device (e.g. a `lax.cond` whose branches
         # differ in what depends on the seed); every output is per-seed, so no cross-device check is needed.
         per_device = functools.partial(jax.shard_map, mesh=mesh, out_specs=P(SEED_AXIS), check_vma=False)
-        init = per_device(init, in_specs=P(SEED_AXIS))
-        interval = per_device(interval, in_specs=(P(SEED_AXIS), P()))
-        evaluate = per_device(evaluate, in_specs=P(SEED_AXIS))
-        split = {"in_shardings": seeds, "out_shardings": seeds}
-        both = {"in_shardings": (seeds, whole), "out_shardings": seeds}
+        on_seeds = [P(SEED_AXIS)] * len(values)
+        init = per_device(init, in_specs=(P(SEED_AXIS), *on_seeds))
+        interval = per_device(interval, in_specs=(P(SEED_AXIS), P(), *on_seeds))
+        evaluate = per_device(evaluate, in_specs=(P(SEED_AXIS), *on_seeds))
+        split = {"in_shardings": (seeds, *[seeds] * len(values)), "out_shardings": seeds}
+        both = {"in_shardings": (seeds, whole, *[seeds] * len(values)), "out_shardings": seeds}
         keys = jax.ShapeDtypeStruct(keys.shape, keys.dtype, sharding=seeds)
         t0 = jax.ShapeDtypeStruct((), jnp.int32, sharding=whole)
+        values = [{k: jax.ShapeDtypeStruct(v.shape, v.dtype, sharding=seeds) for k, v in vs.items()} for vs in values]
     init = jax.jit(init, **split)
-    template = jax.eval_shape(init, keys)
+    template = jax.eval_shape(init, keys, *values)
     return {
         "program": program,
         "template": template,
         "init": init,
-        "interval": jax.jit(interval, **both).lower(template, t0).compile(),
+        "interval": jax.jit(interval, **both).lower(template, t0, *values).compile(),
         "evaluate": jax.jit(evaluate, **split),
+    }
+
+
+def bind_values(parts: dict[str, Any], values: dict[str, jax.Array]) -> dict[str, Any]:
+    """The compiled pieces of a sweep with the runs' values filled in, called as an ordinary run's:
+    init(keys), interval(state, t0), evaluate(state)."""
+    return {
+        **parts,
+        "init": lambda keys: parts["init"](keys, values),
+        "interval": lambda state, t0: parts["interval"](state, t0, values),
+        "evaluate": lambda state: parts["evaluate"](state, values),
     }
 
 
@@ -89,16 +114,31 @@ def seed_keys(seeds: list[int], mesh: Mesh | None = None) -> jax.Array:
     return keys if mesh is None else sharding.shard_batch(keys, mesh)
 
 
+def sweep_values(plan: Plan, mesh: Mesh | None = None) -> dict[str, jax.Array]:
+    """A sweep's values per run, in the order of `Plan.runs` (split over the mesh's devices when there is
+    one): what `bind_values` gives the compiled pieces."""
+    values = grid.value_table(plan.sweep, repeat=len(plan.seeds))
+    return {k: jnp.asarray(v) for k, v in values.items()} if mesh is None else sharding.shard_batch(values, mesh)
+
+
 @dataclasses.dataclass
 class Plan:
-    """What to run, checked before anything is compiled: the algorithm, the config, the seeds, and for a
-    resumed run the checkpoint's metadata."""
+    """What to run, checked before anything is compiled: the algorithm, the config, the seeds, for a
+    resumed run the checkpoint's metadata, and for a sweep its values (`grid`): every seed then trains
+    with every combination of them (the config's own values of those fields unused)."""
 
     algorithm: str
     config: Any
     seeds: list[int]
     preset: str | None
     meta: dict[str, Any] | None
+    sweep: dict[str, tuple[float, ...]] | None = None
+
+    def runs(self) -> list[dict[str, Any]]:
+        """What tells the runs apart in metrics.csv, in the order of the seed axis: the seed, and in a
+        sweep the combination of values first (combination-major)."""
+        combos = grid.combinations(self.sweep) if self.sweep else [{}]
+        return [{**combo, "seed": seed} for combo in combos for seed in self.seeds]
 
 
 @dataclasses.dataclass
@@ -114,12 +154,13 @@ class Progress:
 def run_intervals(
     parts: dict[str, Any],
     progress: Progress,
-    seeds: list[int],
+    runs: list[dict[str, Any]],
     mesh: Mesh | None,
     after_interval: Callable[[dict[str, np.ndarray], float], None],
 ) -> None:
     """Run the remaining intervals, updating `progress` after each (so that an interrupt leaves it at the
-    last completed interval) and then calling `after_interval(metrics, seconds)`."""
+    last completed interval; `runs` label its rows, see `Plan.runs`) and then calling
+    `after_interval(metrics, seconds)`."""
     sched: Schedule = parts["program"].schedule
     while progress.done < sched.num_intervals:
         t0 = np.int32(progress.done * sched.steps_per_interval)
@@ -130,9 +171,9 @@ def run_intervals(
         metrics = sharding.to_numpy(metrics)  # waits for the interval to finish
         elapsed = time.time() - start
         progress.state, progress.done, progress.wall = next_state, progress.done + 1, progress.wall + elapsed
-        for i, seed in enumerate(seeds):
+        for i, run in enumerate(runs):
             row = {k: _scalar(v[i]) for k, v in metrics.items()}
-            progress.rows.append({"seed": seed, **row, "wall_time": progress.wall})
+            progress.rows.append({**run, **row, "wall_time": progress.wall})
         after_interval(metrics, elapsed)
 
 
@@ -141,6 +182,8 @@ def progress_bar(plan: Plan, sched: Schedule, done: int):
     from tqdm import tqdm
 
     name = f"{plan.algorithm} {plan.config.env_id.split('/')[-1]} x{len(plan.seeds)}"
+    if plan.sweep:
+        name += f" x{len(grid.combinations(plan.sweep))} values"
     initial = done * sched.frames_per_interval
     return tqdm(total=sched.total_frames, initial=initial, unit="frame", unit_scale=True, desc=name)
 

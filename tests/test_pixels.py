@@ -3,6 +3,7 @@ and JAX backends, the pure wrapper under jit/vmap/scan, the vector, SB3 and gymn
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 
 import gymnasium
@@ -151,3 +152,20 @@ def test_bad_values_raise():
     env, _ = maxatar.make("maxatar/Breakout-v0", obs_type="rgb")
     with pytest.raises(TypeError, match="PixelObservation"):
         PixelObservation(env)
+
+
+def test_pqn_trains_and_evaluates_on_pixels():
+    from maxatar_agents import pqn
+    from maxatar_agents.configs import make_config
+    from maxatar_agents.networks import encoder_for, make_network
+
+    env, params = maxatar.make("maxatar/Breakout-v0", obs_type="rgb", obs_scale=2)
+    assert (encoder_for(env).kind, encoder_for(env).cell) == ("pixels", 2)
+    frames = jnp.stack([env.reset(jax.random.key(i), params)[0] for i in range(2)])  # (2, 20, 20, 3) uint8
+    network = make_network(env, (8,))
+    assert network.apply(network.init(jax.random.key(1), frames), frames).shape == (2, env.num_actions)
+
+    config = make_config(pqn, "maxatar/Breakout-v0", preset="pixels", obs_scale=2, total_steps=2048, num_envs=8)
+    config = dataclasses.replace(config, num_steps=8, num_minibatches=2, log_points=2, eval_episodes=2)
+    result = jax.jit(pqn.make_train(dataclasses.replace(config, eval_max_steps=50)))(jax.random.key(0))
+    assert config.obs_type == "rgb" and np.all(np.isfinite(np.asarray(result.eval_returns)))

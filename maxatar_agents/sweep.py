@@ -1,0 +1,484 @@
+"""Hyperparameter search with Optuna: TPE sampling, pruning at every logging interval, resumable studies.
+
+    python -m maxatar_agents.sweep --algo pqn --env maxatar/CartPole-v1 --trials 20 --out sweeps/pqn-cartpole
+
+Each trial samples a config from the search space (`SEARCH_SPACES`, or a JSON file of the same form) on top of
+the preset and the fixed `--set` values, trains it with the runner one logging interval at a time (all seeds in
+one program, as the agents' command line does), reports the seeds' mean recent return after every interval
+(Optuna's step is the interval's number) and stops when the pruner says so (Hyperband by default; median or
+none). A completed trial's value is the mean return of the final evaluation (greedy or most probable action).
+
+The study lives in `--storage` (default `sqlite:///OUT/study.db`) under `--study-name`: running the command
+again continues it, and every machine that runs it with the same database URL (PostgreSQL, MySQL: any URL
+Optuna's RDB storage accepts) works on the same study, which is how Optuna scales out. At the end, OUT holds
+`best_preset.json` (the best trial's config, which `--preset OUT/best_preset.json` of the agents' command line
+accepts), `summary.json`, Optuna's `history.png` and `importance.png` (PED-ANOVA importance: numpy only, no
+scikit-learn) and, per trial, `trials/STUDY/trial-NNNN/metrics.csv` and `learning_curve.png`. With `--track`, one
+parent run holds a nested run per trial (`tracking`).
+
+A search space maps config fields to {"low": a, "high": b} (optionally "log": true, "step": s; an int field
+samples integers) or {"choices": [...]} (a tuple field's choices as lists, e.g. [[64], [128, 128]]).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from maxatar import sharding
+from maxatar_agents import artifacts, runner, tracking
+from maxatar_agents.configs import config_to_dict, default_preset, field_types, make_config, parse_value
+from maxatar_agents.registry import AGENT_MODULES, agent_module
+
+PRUNERS = ("hyperband", "median", "none")
+
+# The fields each agent's default search covers: step sizes and discount, and the algorithm's own main knobs;
+# none of them changes how the run is cut into intervals, so pruners compare trials at equal frames.
+SEARCH_SPACES: dict[str, dict[str, dict[str, Any]]] = {
+    "dqn": {
+        "lr": {"low": 1e-4, "high": 3e-3, "log": True},
+        "gamma": {"low": 0.95, "high": 0.999},
+        "batch_size": {"choices": [32, 64, 128]},
+        "target_update_every": {"choices": [1, 32, 128, 512]},
+        "n_step": {"low": 1, "high": 5},
+        "epsilon_end": {"low": 0.01, "high": 0.1},
+    },
+    "sac": {
+        "actor_lr": {"low": 1e-4, "high": 3e-3, "log": True},
+        "critic_lr": {"low": 1e-4, "high": 3e-3, "log": True},
+        "gamma": {"low": 0.95, "high": 0.999},
+        "tau": {"low": 0.001, "high": 0.05, "log": True},
+        "target_entropy_scale": {"low": 0.3, "high": 0.9},
+    },
+    "ppo": {
+        "lr": {"low": 1e-4, "high": 3e-3, "log": True},
+        "gamma": {"low": 0.95, "high": 0.999},
+        "gae_lambda": {"low": 0.8, "high": 0.99},
+        "clip_eps": {"low": 0.1, "high": 0.3},
+        "ent_coef": {"low": 1e-4, "high": 0.05, "log": True},
+        "num_epochs": {"low": 1, "high": 8},
+    },
+    "pqn": {
+        "lr": {"low": 1e-4, "high": 3e-3, "log": True},
+        "gamma": {"low": 0.95, "high": 0.999},
+        "q_lambda": {"low": 0.5, "high": 0.99},
+        "epsilon_fraction": {"low": 0.05, "high": 0.5},
+        "num_epochs": {"low": 1, "high": 4},
+    },
+}
+
+
+class SweepError(ValueError):
+    """Bad input to the sweep (options, search space, storage); the command line prints it as `error: ...`."""
+
+
+class InvalidTrial(Exception):
+    """The sampled values make no valid config (e.g. a minibatch count that does not divide the rollout): the
+    trial fails and the study goes on."""
+
+
+def _optuna():
+    try:
+        import optuna
+    except ImportError as error:
+        raise SweepError(f"the sweep needs Optuna: pip install 'maxatar[sweep]' ({error})") from None
+    return optuna
+
+
+# --- the search space ---
+
+
+def load_space(algorithm: str, space: dict | str | Path | None) -> dict[str, dict[str, Any]]:
+    """The search space: the agent's default (`SEARCH_SPACES`), a dict, or a JSON file of one; checked against
+    the agent's config fields."""
+    if space is None:
+        space = SEARCH_SPACES[algorithm]
+    elif not isinstance(space, dict):
+        path = Path(space)
+        try:
+            space = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as error:
+            raise SweepError(f"--space {str(path)!r}: cannot read a JSON search space: {error}") from None
+    if not isinstance(space, dict) or not space:
+        raise SweepError(f"the search space must be a non-empty JSON object of fields, got {space!r}")
+    hints = field_types(agent_module(algorithm).Config)
+    for name, spec in space.items():
+        if name not in hints:
+            raise SweepError(f"search space: {name!r} is not a {algorithm} config field; fields: {', '.join(hints)}")
+        _check_spec(name, spec, hints[name])
+    return space
+
+
+def _check_spec(name: str, spec: Any, kind: Any) -> None:
+    if not isinstance(spec, dict):
+        raise SweepError(f"search space: {name} must be {{'low': .., 'high': ..}} or {{'choices': [..]}}, got {spec!r}")
+    if "choices" in spec:
+        if not isinstance(spec["choices"], list) or not spec["choices"]:
+            raise SweepError(f"search space: {name}'s choices must be a non-empty list, got {spec['choices']!r}")
+        return
+    if kind not in (int, float):
+        raise SweepError(f"search space: {name} is not a number field; give it {{'choices': [..]}}")
+    low, high = spec.get("low"), spec.get("high")
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (low, high)) or not low <= high:
+        raise SweepError(f"search space: {name} needs numbers low <= high, got low={low!r}, high={high!r}")
+    if spec.get("log") and low <= 0:
+        raise SweepError(f"search space: {name} is sampled on a log scale, so low must be > 0, got {low!r}")
+
+
+def sample(trial: Any, space: dict[str, dict[str, Any]], hints: dict[str, Any]) -> dict[str, Any]:
+    """The trial's values of the searched fields. Optuna's categorical choices are plain values, so a tuple
+    field's choices go through it as text (`64,64`) and are parsed back."""
+    values = {}
+    for name, spec in space.items():
+        kind = hints[name]
+        if "choices" in spec:
+            encoded = [",".join(map(str, c)) if isinstance(c, list) else c for c in spec["choices"]]
+            chosen = trial.suggest_categorical(name, encoded)
+            values[name] = parse_value(chosen, kind) if isinstance(chosen, str) else chosen
+        elif kind is int:
+            values[name] = trial.suggest_int(
+                name, spec["low"], spec["high"], step=spec.get("step", 1), log=spec.get("log", False)
+            )
+        else:
+            values[name] = trial.suggest_float(
+                name, spec["low"], spec["high"], step=spec.get("step"), log=spec.get("log", False)
+            )
+    return values
+
+
+# --- one trial ---
+
+
+class Objective:
+    """Trains one trial's config and returns its final evaluation, reporting to Optuna after each interval."""
+
+    def __init__(self, algorithm, env_id, preset, fixed, space, seeds, out: Path, parent: tracking.Tracker):
+        self.algorithm, self.env_id, self.preset, self.fixed = algorithm, env_id, preset, fixed
+        self.space, self.seeds, self.out, self.parent = space, seeds, out, parent
+        self.hints = field_types(agent_module(algorithm).Config)
+
+    def __call__(self, trial) -> float:
+        optuna = _optuna()
+        values = sample(trial, self.space, self.hints)
+        try:
+            config = make_config(agent_module(self.algorithm), self.env_id, self.preset, **{**self.fixed, **values})
+        except (TypeError, ValueError) as error:
+            raise InvalidTrial(f"trial {trial.number}: {values} make no valid config: {error}") from None
+        trial.set_user_attr("config", config_to_dict(config))
+        plan = runner.Plan(self.algorithm, config, self.seeds, self.preset, None)
+        runs = plan.runs()
+        parts = runner.compiled(self.algorithm, config, len(runs))
+        sched = parts["program"].schedule
+        progress = runner.Progress(parts["init"](runner.seed_keys(self.seeds)), 0, [], 0.0)
+        directory = self.out / "trials" / trial.study.study_name / f"trial-{trial.number:04d}"
+        directory.mkdir(parents=True, exist_ok=True)
+        tracker = self.parent.child(directory.name)
+        tracker.start(config, self.preset, self.seeds, extra={"trial": trial.number})
+
+        def after_interval(metrics: dict[str, np.ndarray], elapsed: float) -> None:
+            tracker.log_metrics(progress.done * sched.frames_per_interval, progress.rows[-len(runs) :], tuple(runs[0]))
+            recent = metrics["recent_return"]
+            if np.any(np.isfinite(recent)):  # no episode has ended yet: nothing to compare
+                trial.report(float(np.nanmean(recent)), progress.done)
+            if trial.should_prune():
+                raise optuna.TrialPruned(f"pruned after {progress.done} of {sched.num_intervals} intervals")
+
+        try:
+            runner.run_intervals(parts, progress, runs, None, after_interval)
+        except optuna.TrialPruned:
+            self._close(tracker, directory, progress, {"pruned_at_interval": progress.done}, "KILLED")
+            raise
+        evaluation = artifacts.final_eval(sharding.to_numpy(parts["evaluate"](progress.state)))
+        trial.set_user_attr("eval_return_per_seed", evaluation["return_per_seed"])
+        summary = {
+            "value": evaluation["return_mean"],
+            "frames_per_seed": sched.total_frames,
+            "wall_time": progress.wall,
+        }
+        self._close(tracker, directory, progress, summary, "FINISHED")
+        return evaluation["return_mean"]
+
+    def _close(self, tracker, directory: Path, progress, summary: dict, status: str) -> None:
+        """The trial's metrics.csv and learning curve, handed to its tracker, which is then closed."""
+        artifacts.write_metrics(directory / "metrics.csv", progress.rows)
+        files = [directory / "metrics.csv"]
+        if progress.rows:
+            title = f"{self.algorithm.upper()} trial {directory.name.split('-')[-1]}"
+            artifacts.plot_learning_curve(directory / "learning_curve.png", progress.rows, title)
+            files.append(directory / "learning_curve.png")
+        tracker.log_artifacts(files)
+        tracker.finish(summary, status)
+
+
+# --- the study ---
+
+
+def make_pruner(pruner: Any, num_intervals: int):
+    """An Optuna pruner from its name (`PRUNERS`), or the pruner object itself. Hyperband's budget runs from one
+    interval to the whole run."""
+    optuna = _optuna()
+    if isinstance(pruner, optuna.pruners.BasePruner):
+        return pruner
+    if pruner == "hyperband":
+        return optuna.pruners.HyperbandPruner(min_resource=1, max_resource=max(num_intervals, 1), reduction_factor=3)
+    if pruner == "median":
+        return optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=max(1, num_intervals // 4))
+    if pruner == "none":
+        return optuna.pruners.NopPruner()
+    raise SweepError(f"unknown pruner {pruner!r}; known: {', '.join(PRUNERS)} (or an optuna.pruners object)")
+
+
+def load_study(storage: str, study_name: str, sampler, pruner):
+    """Create the study in `storage`, or continue it when it exists there."""
+    optuna = _optuna()
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        return optuna.create_study(
+            storage=storage,
+            study_name=study_name,
+            sampler=sampler,
+            pruner=pruner,
+            direction="maximize",
+            load_if_exists=True,
+        )
+    except (ValueError, ImportError, SQLAlchemyError) as error:
+        raise SweepError(f"--storage {storage!r}: Optuna cannot open it: {error}") from None
+
+
+def optimize(
+    algorithm: str,
+    env_id: str | None = None,
+    *,
+    trials: int,
+    out: str | Path,
+    storage: str | None = None,
+    study_name: str | None = None,
+    preset: str | None = None,
+    overrides: dict[str, Any] | None = None,
+    space: dict | str | Path | None = None,
+    seeds: int = 1,
+    first_seed: int = 0,
+    frames: int | None = None,
+    pruner: Any = "hyperband",
+    sampler_seed: int | None = None,
+    timeout: float | None = None,
+    track: str | None = None,
+    track_uri: str | None = None,
+):
+    """Run `trials` trials of a study (more, on top of those it holds when it already exists) and write the
+    best preset and plots into `out`; returns the `optuna.Study`.
+
+        study = optimize("pqn", "maxatar/CartPole-v1", trials=20, out="sweeps/pqn-cartpole")
+        study.best_params, study.best_value
+
+    `overrides` fixes config fields for every trial (`frames` is `total_steps`); `pruner` is "hyperband",
+    "median", "none" or an `optuna.pruners` object; `storage` any database URL Optuna accepts (default a SQLite
+    file in `out`); `track` "mlflow" or "tensorboard" logs a parent run with a nested run per trial.
+    """
+    optuna = _optuna()
+    if algorithm not in AGENT_MODULES:
+        raise SweepError(f"unknown algorithm {algorithm!r}; known: {', '.join(AGENT_MODULES)}")
+    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
+        raise SweepError(f"--trials must be an integer >= 1, got {trials!r}")
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise SweepError(f"--seeds must be an integer >= 1, got {seeds!r}")
+    if frames is not None and frames < 1:
+        raise SweepError(f"--frames must be >= 1, got {frames!r}")
+    module = agent_module(algorithm)
+    fixed = {**(overrides or {}), **({} if frames is None else {"total_steps": frames})}
+    try:
+        preset = preset or default_preset(module, env_id or module.Config.env_id)
+        base = make_config(module, env_id, preset, **fixed)
+    except (TypeError, ValueError) as error:
+        raise SweepError(f"invalid config: {error}") from None
+    searched = load_space(algorithm, space)
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise SweepError(f"cannot create --out {str(out)!r}: {error}") from None
+    storage = storage or f"sqlite:///{(out / 'study.db').resolve()}"
+    study_name = study_name or f"{algorithm}-{base.env_id.split('/')[-1]}"
+    sampler = optuna.samplers.TPESampler(seed=sampler_seed)
+    num_intervals = module.make_program(base).schedule.num_intervals
+    study = load_study(storage, study_name, sampler, make_pruner(pruner, num_intervals))
+
+    try:
+        parent = tracking.make_tracker(track, track_uri, out, name=study_name)
+    except ValueError as error:
+        raise SweepError(str(error)) from None
+    settings = {"algorithm": algorithm, "study_name": study_name, "trials": trials, "pruner": str(pruner)}
+    parent.start(
+        base, preset, list(range(first_seed, first_seed + seeds)), extra={**settings, "space": json.dumps(searched)}
+    )
+    seed_list = list(range(first_seed, first_seed + seeds))
+    objective = Objective(algorithm, base.env_id, preset, fixed, searched, seed_list, out, parent)
+
+    def log_trial(study, trial) -> None:
+        """The parent run's view of the study: each completed trial's value and the best so far (a pruned trial
+        carries its last reported value, but only completed trials count for the best)."""
+        if trial.state == optuna.trial.TrialState.COMPLETE:
+            parent.log_values(trial.number, {"trial_value": trial.value, "best_value": study.best_value})
+
+    try:
+        study.optimize(objective, n_trials=trials, timeout=timeout, catch=(InvalidTrial,), callbacks=[log_trial])
+    except KeyboardInterrupt:
+        parent.finish(status="KILLED")
+        raise
+    summary = write_results(study, algorithm, out)
+    parent.log_artifacts([out / name for name in ("summary.json", "best_preset.json", "history.png", "importance.png")])
+    parent.finish({k: v for k, v in summary.items() if k in ("best_value", "best_trial")})
+    return study
+
+
+def write_results(study, algorithm: str, out: Path) -> dict[str, Any]:
+    """summary.json, best_preset.json (when a trial completed) and the plots; returns the summary."""
+    optuna = _optuna()
+    states = [t.state.name for t in study.trials]
+    summary: dict[str, Any] = {
+        "algorithm": algorithm,
+        "study_name": study.study_name,
+        "trials": {state: states.count(state) for state in sorted(set(states))},
+        "written": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+    complete = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+    if complete:
+        best = study.best_trial
+        summary.update(best_trial=best.number, best_value=best.value, best_params=best.params)
+        (out / "best_preset.json").write_text(json.dumps(best.user_attrs["config"], indent=1))
+    summary["plots"] = plot(study, out) if complete else []
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    return summary
+
+
+def plot(study, out: Path) -> list[str]:
+    """Optuna's optimisation history and parameter importance (PED-ANOVA, which needs only numpy) as PNGs;
+    returns the names written (importance needs at least two completed trials that differ)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    optuna = _optuna()
+    from optuna.visualization import matplotlib as optuna_plots
+
+    written = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        figures = {
+            "history.png": lambda: optuna_plots.plot_optimization_history(study),
+            "importance.png": lambda: optuna_plots.plot_param_importances(
+                study, evaluator=optuna.importance.PedAnovaImportanceEvaluator()
+            ),
+        }
+        for name, draw in figures.items():
+            try:
+                axes = draw()
+            except (ValueError, RuntimeError) as error:
+                print(f"sweep: no {name} ({error})", file=sys.stderr)
+                continue
+            figure = axes.figure if hasattr(axes, "figure") else axes.flat[0].figure
+            figure.tight_layout()
+            figure.savefig(out / name, dpi=120)
+            plt.close(figure)
+            written.append(name)
+    return written
+
+
+# --- the command line ---
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The sweep's options."""
+    parser = argparse.ArgumentParser(
+        prog="python -m maxatar_agents.sweep",
+        description="Tune an agent's hyperparameters with Optuna (TPE, pruning at every logging interval); "
+        "rerun with the same --storage and --study-name to continue a study, from any machine.",
+    )
+    parser.add_argument("--algo", required=True, choices=sorted(AGENT_MODULES), help="the agent to tune")
+    parser.add_argument("--env", help="environment id (default: the agent's Config default)")
+    parser.add_argument("--trials", type=int, required=True, help="trials this process runs (added to the study's)")
+    parser.add_argument("--out", required=True, help="directory for study.db, best_preset.json, plots, trials/")
+    parser.add_argument("--storage", help="Optuna storage URL (default sqlite:///OUT/study.db; e.g. postgresql://...)")
+    parser.add_argument("--study-name", help="the study in the storage (default ALGO-ENV)")
+    parser.add_argument(
+        "--preset", help="the preset (or preset JSON file) trials start from (default: chosen by --env)"
+    )
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="FIELD=VALUE", help="fix a config field in every trial"
+    )
+    parser.add_argument("--space", help="JSON file of the search space (default: the agent's, see sweep.SEARCH_SPACES)")
+    parser.add_argument("--pruner", default="hyperband", choices=PRUNERS, help="default hyperband")
+    parser.add_argument("--seeds", type=int, default=1, help="seeds trained together per trial (default 1)")
+    parser.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+    parser.add_argument("--frames", type=int, help="frames per seed per trial (default: the preset's total_steps)")
+    parser.add_argument("--sampler-seed", type=int, help="seed of the TPE sampler")
+    parser.add_argument("--timeout", type=float, help="stop starting trials after this many seconds")
+    parser.add_argument("--track", choices=tracking.KINDS, help="log a parent run with a nested run per trial")
+    parser.add_argument(
+        "--track-uri", metavar="URI", help="MLflow tracking URI (default ./mlruns) or TensorBoard log dir"
+    )
+    return parser
+
+
+def parse_set(items: list[str], algorithm: str) -> dict[str, Any]:
+    """--set FIELD=VALUE items as {field: value} in the fields' types."""
+    hints = field_types(agent_module(algorithm).Config)
+    fixed = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or name not in hints:
+            raise SweepError(f"--set expects FIELD=VALUE with FIELD one of: {', '.join(hints)}; got {item!r}")
+        try:
+            fixed[name] = parse_value(text, hints[name])
+        except ValueError as error:
+            raise SweepError(f"--set {item}: {error}") from None
+    return fixed
+
+
+def main(argv: list[str] | None = None):
+    """`python -m maxatar_agents.sweep`: bad input exits with status 2 and one `error:` line."""
+    args = build_parser().parse_args(argv)
+    try:
+        study = optimize(
+            args.algo,
+            args.env,
+            trials=args.trials,
+            out=args.out,
+            storage=args.storage,
+            study_name=args.study_name,
+            preset=args.preset,
+            overrides=parse_set(args.set, args.algo),
+            space=args.space,
+            seeds=args.seeds,
+            first_seed=args.seed,
+            frames=args.frames,
+            pruner=args.pruner,
+            sampler_seed=args.sampler_seed,
+            timeout=args.timeout,
+            track=args.track,
+            track_uri=args.track_uri,
+        )
+    except SweepError as error:
+        print(f"python -m maxatar_agents.sweep: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    if any(t.value is not None for t in study.trials):
+        print(
+            f"best trial {study.best_trial.number}: {study.best_value:.2f} with {study.best_params}; "
+            f"train it: python -m maxatar_agents.{args.algo} --preset {Path(args.out) / 'best_preset.json'} --out DIR",
+            file=sys.stderr,
+        )
+    return study
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,282 @@
+"""Experiment tracking for the agents' runs and sweeps, on MLflow or TensorBoard (`--track`).
+
+A `Tracker` receives a run's config when it starts, its metrics at every logged point, the files the run
+leaves (learning curve, GIF, checkpoint, summary) and its summary at the end; `child(name)` opens a nested run
+(a sweep's trial). The base class does nothing: it is what a run without `--track` uses, so the training loop
+never asks whether one is set. Each metric is logged per seed (`recent_return/seed0`) and as the mean over the
+seeds (`recent_return/mean`; MLflow's file store keeps a metric in a file named after it, so the mean cannot
+be plain `recent_return` next to the `recent_return/` folder of the seeds). The step is frames per seed.
+
+The libraries are optional (`pip install "maxatar[track]"`) and imported only when a tracker is made.
+
+* MLflow: `uri` is any tracking URI; the default `./mlruns` (or any local path) is MLflow's file store. The
+  experiment is `$MLFLOW_EXPERIMENT_NAME`, else "maxatar". The run's id is kept in the run directory
+  (`tracking.json`), so `--resume` continues the same MLflow run.
+* TensorBoard: event files written with TensorBoard's own protocol buffers and event writer (no TensorFlow or
+  torch): scalars, the config as text and as HParams, the PNG and GIF as images. Files are copied into the
+  log directory's `files/`, which TensorBoard cannot show but keeps with the run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import os
+import shutil
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from maxatar_agents.configs import config_to_dict
+
+KINDS = ("mlflow", "tensorboard")
+RUN_FILE = "tracking.json"  # in the run directory: the MLflow run that --resume continues
+DEFAULT_EXPERIMENT = "maxatar"
+STATUSES = ("FINISHED", "KILLED", "FAILED")  # MLflow's words: completed, interrupted (or pruned), crashed
+
+
+class Tracker:
+    """The tracking interface; this base class records nothing (no `--track`)."""
+
+    def start(self, config: Any, preset: str | None, seeds: list[int], *, resume: bool = False, extra=None) -> None:
+        """Open the run: its config, preset and seeds (and `extra` parameters) as parameters. With `resume`,
+        continue the run this directory was tracked in before, without logging the parameters again."""
+
+    def log_metrics(self, step: int, rows: list[dict[str, Any]], labels: Iterable[str] = ("seed",)) -> None:
+        """One logged point: `rows` holds one row per run (its `labels`: the seed, and in a grid sweep the
+        swept values; then the metrics); `step` is frames per seed."""
+        self.log_values(step, metric_values(rows, tuple(labels)))
+
+    def log_values(self, step: int, values: dict[str, float]) -> None:
+        """Named numbers at a step, as they are."""
+
+    def log_artifacts(self, paths: Iterable[Path]) -> None:
+        """Attach files to the run (those that do not exist are skipped)."""
+
+    def finish(self, summary: dict[str, Any] | None = None, status: str = "FINISHED") -> None:
+        """Close the run with its summary (numbers become final metrics) and a status from `STATUSES`."""
+
+    def child(self, name: str) -> Tracker:
+        """A nested run inside this one (a sweep's trial)."""
+        return Tracker()
+
+
+def make_tracker(kind: str | None, uri: str | None, run_dir: Path, name: str | None = None) -> Tracker:
+    """The tracker for `--track KIND --track-uri URI` of a run writing into `run_dir` (named `name`, by default
+    the directory's name). `kind` None tracks nothing. TensorBoard writes to `run_dir/tensorboard`, or with a
+    URI (a log directory shared by many runs) to `URI/name`; MLflow to the tracking URI, default `./mlruns`."""
+    run_dir = Path(run_dir)
+    name = name or run_dir.resolve().name
+    if kind is None:
+        return Tracker()
+    if kind == "mlflow":
+        return MlflowTracker(uri or "./mlruns", run_dir, name)
+    if kind == "tensorboard":
+        return TensorBoardTracker(run_dir / "tensorboard" if uri is None else Path(uri) / name)
+    raise ValueError(f"unknown tracker {kind!r}; known: {', '.join(KINDS)}")
+
+
+def _import(module: str, kind: str):
+    """Import an optional library, saying which extra installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise ValueError(
+            f"--track {kind} needs {module.split('.')[0]}: pip install 'maxatar[track]' ({error})"
+        ) from None
+
+
+def _params(config: Any, preset: str | None, seeds: list[int], extra: dict[str, Any] | None) -> dict[str, str]:
+    """The run's parameters as text: config fields (tuples as `64,64`), preset, seeds, then `extra`."""
+    values = {**config_to_dict(config), "preset": preset, "seeds": seeds, **(extra or {})}
+    return {k: ",".join(map(str, v)) if isinstance(v, list | tuple) else str(v) for k, v in values.items()}
+
+
+def metric_values(rows: list[dict[str, Any]], labels: tuple[str, ...] = ("seed",)) -> dict[str, float]:
+    """Each run's value as `name/seed<s>` (in a grid sweep `name/<field>-<value>/seed<s>`), `name/mean` the
+    mean over the finite ones (NaN if none), and `wall_time` once."""
+    found: dict[str, float] = {}
+    runs = ["/".join([*(f"{k}-{row[k]}" for k in labels if k != "seed"), f"seed{row['seed']}"]) for row in rows]
+    for name in [k for k in rows[0] if k not in (*labels, "frames", "wall_time")]:
+        values = [float(row[name]) for row in rows]
+        found.update({f"{name}/{run}": value for run, value in zip(runs, values, strict=True)})
+        finite = [v for v in values if math.isfinite(v)]
+        found[f"{name}/mean"] = sum(finite) / len(finite) if finite else float("nan")
+    if "wall_time" in rows[0]:
+        found["wall_time"] = float(rows[-1]["wall_time"])
+    return found
+
+
+def _final_numbers(summary: dict[str, Any]) -> dict[str, float]:
+    """A summary's numbers (not booleans) as `summary/<key>`, the final metrics trackers log."""
+    numbers = {k: v for k, v in summary.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+    return {f"summary/{k}": float(v) for k, v in numbers.items()}
+
+
+def _check_status(status: str) -> None:
+    if status not in STATUSES:
+        raise ValueError(f"unknown run status {status!r}; known: {', '.join(STATUSES)}")
+
+
+# --- MLflow ---
+
+
+def _mlflow_uri(uri: str) -> str:
+    """A local path as an absolute `file:` URI (so the store does not depend on the working directory later);
+    anything with a scheme (sqlite:///..., http://..., databricks) as given."""
+    if "://" in uri or uri.startswith(("file:", "databricks")):
+        return uri
+    return Path(uri).resolve().as_uri()
+
+
+class MlflowTracker(Tracker):
+    """A run in an MLflow tracking store, through `MlflowClient` (no global active run, so nested runs and
+    several trackers in one process do not interfere)."""
+
+    def __init__(self, uri: str, run_dir: Path | None, name: str, parent_id: str | None = None):
+        self.uri, self.run_dir, self.name, self.parent_id = _mlflow_uri(uri), run_dir, name, parent_id
+        if self.uri.startswith("file:"):
+            # MLflow 3 keeps its file store only on request ("maintenance mode"); ./mlruns is what we promise.
+            os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
+        self.mlflow = _import("mlflow", "mlflow")
+        self.entities = _import("mlflow.entities", "mlflow")
+        try:
+            self.client = self.mlflow.MlflowClient(tracking_uri=self.uri)
+            self.experiment_id = self._experiment()
+        except self.mlflow.exceptions.MlflowException as error:
+            raise ValueError(f"--track-uri {uri!r}: MLflow cannot use it: {error.message}") from None
+        self.run_id: str | None = None
+
+    def _experiment(self) -> str:
+        name = os.environ.get("MLFLOW_EXPERIMENT_NAME", DEFAULT_EXPERIMENT)
+        found = self.client.get_experiment_by_name(name)
+        if found is not None:
+            return found.experiment_id
+        try:
+            return self.client.create_experiment(name)
+        except self.mlflow.exceptions.MlflowException:  # another process created it first
+            return self.client.get_experiment_by_name(name).experiment_id
+
+    def _saved_run(self) -> str | None:
+        """The run recorded in the run directory for this store, if it still exists."""
+        path = None if self.run_dir is None else self.run_dir / RUN_FILE
+        if path is None or not path.is_file():
+            return None
+        saved = json.loads(path.read_text()).get("mlflow", {})
+        if saved.get("tracking_uri") != self.uri:
+            return None
+        try:
+            return self.client.get_run(saved["run_id"]).info.run_id
+        except self.mlflow.exceptions.MlflowException:
+            return None
+
+    def start(self, config, preset, seeds, *, resume=False, extra=None):
+        self.run_id = self._saved_run() if resume else None
+        if self.run_id is not None:
+            self.client.update_run(self.run_id, status="RUNNING")
+            return
+        tags = {"mlflow.parentRunId": self.parent_id} if self.parent_id else {}
+        run = self.client.create_run(self.experiment_id, run_name=self.name, tags=tags)
+        self.run_id = run.info.run_id
+        params = [self.entities.Param(k, v) for k, v in _params(config, preset, seeds, extra).items()]
+        self.client.log_batch(self.run_id, params=params)
+        if self.run_dir is not None:
+            record = {"mlflow": {"tracking_uri": self.uri, "run_id": self.run_id}}
+            (self.run_dir / RUN_FILE).write_text(json.dumps(record, indent=1))
+
+    def log_values(self, step, values):
+        now = int(time.time() * 1000)
+        metrics = [self.entities.Metric(k, float(v), now, int(step)) for k, v in values.items()]
+        self.client.log_batch(self.run_id, metrics=metrics)
+
+    def log_artifacts(self, paths):
+        for path in map(Path, paths):
+            if path.is_file():
+                self.client.log_artifact(self.run_id, str(path))
+
+    def finish(self, summary=None, status="FINISHED"):
+        _check_status(status)
+        if summary:
+            self.log_values(summary.get("frames_per_seed", 0), _final_numbers(summary))
+        self.client.set_terminated(self.run_id, status)
+
+    def child(self, name):
+        return MlflowTracker(self.uri, None, name, parent_id=self.run_id)
+
+
+# --- TensorBoard ---
+
+
+class TensorBoardTracker(Tracker):
+    """Event files in one log directory (a run of `tensorboard --logdir` shows it; a child is a subdirectory)."""
+
+    def __init__(self, logdir: Path):
+        self.logdir = Path(logdir)
+        self.proto = _import("tensorboard.compat.proto.summary_pb2", "tensorboard")
+        self.events = _import("tensorboard.compat.proto.event_pb2", "tensorboard")
+        try:
+            self.logdir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ValueError(f"--track-uri: cannot create the log directory {str(logdir)!r}: {error}") from None
+        self.writer = None
+        self.step = 0
+
+    def _write(self, summary, step: int) -> None:
+        self.writer.add_event(self.events.Event(wall_time=time.time(), step=int(step), summary=summary))
+
+    def _text(self, tag: str, text: str, step: int) -> None:
+        from tensorboard.plugins.text.summary_v2 import text_pb
+
+        self._write(text_pb(tag, text), step)
+
+    def start(self, config, preset, seeds, *, resume=False, extra=None):
+        from tensorboard.plugins.hparams.summary_v2 import hparams_pb
+        from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+        self.writer = EventFileWriter(str(self.logdir))
+        if resume:
+            return
+        params = _params(config, preset, seeds, extra)
+        self._text(
+            "config", "\n".join(["| field | value |", "|---|---|", *(f"| {k} | {v} |" for k, v in params.items())]), 0
+        )
+        self._write(hparams_pb(params), 0)
+        self.writer.flush()
+
+    def log_values(self, step, values):
+        scalars = [self.proto.Summary.Value(tag=k, simple_value=float(v)) for k, v in values.items()]
+        self._write(self.proto.Summary(value=scalars), step)
+        self.writer.flush()
+        self.step = step
+
+    def log_artifacts(self, paths):
+        from PIL import Image
+
+        files = self.logdir / "files"
+        files.mkdir(exist_ok=True)
+        for path in [Path(p) for p in paths if Path(p).is_file()]:
+            shutil.copy2(path, files / path.name)
+            if path.suffix.lower() in (".png", ".gif"):
+                with Image.open(path) as image:
+                    width, height = image.size
+                encoded = self.proto.Summary.Image(
+                    height=height, width=width, colorspace=4, encoded_image_string=path.read_bytes()
+                )
+                self._write(
+                    self.proto.Summary(value=[self.proto.Summary.Value(tag=path.stem, image=encoded)]), self.step
+                )
+        self.writer.flush()
+
+    def finish(self, summary=None, status="FINISHED"):
+        _check_status(status)
+        step = (summary or {}).get("frames_per_seed", self.step)
+        if summary:
+            self.log_values(step, _final_numbers(summary))
+            self._text("summary", f"```\n{json.dumps(summary, indent=1)}\n```", step)
+        self._text("status", status, step)
+        self.writer.close()
+
+    def child(self, name):
+        return TensorBoardTracker(self.logdir / name)

@@ -1,0 +1,72 @@
+"""The results run's bookkeeping (benchmarks/minatar_results.py): the agent command line of each run, the
+refusal to mix a fresh run with earlier results, and the table and figures rebuilt from results files alone.
+The training itself is the agents' command line, tested in test_agents.py."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+
+import pytest
+
+from benchmarks import minatar_results as mr
+
+
+def namespace(tmp_path, **extra) -> argparse.Namespace:
+    paths = {name: tmp_path / name for name in ("results", "runs", "pretrained", "gifs", "figures")}
+    return argparse.Namespace(**paths, **extra)
+
+
+def write_run(results, entry: mr.Entry, game: str, finals: list[float], greedy: list[float]) -> None:
+    """A finished run's two result files, as `keep_results` leaves them."""
+    out = mr.result_dir(results, entry, game)
+    out.mkdir(parents=True)
+    with open(out / "metrics.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["seed", "frames", "episodes", "recent_return", "wall_time"])
+        writer.writeheader()
+        for seed, final in enumerate(finals):
+            for frames, fraction in ((1000, 0.5), (2000, 1.0)):
+                writer.writerow(
+                    {"seed": seed, "frames": frames, "episodes": 9, "recent_return": final * fraction, "wall_time": 1}
+                )
+    summary = {"frames_per_seed": 2000, "wall_time": 600.0, "seeds": list(range(len(finals)))}
+    summary |= {"final_eval_return_per_seed": greedy, "final_eval_return_mean": sum(greedy) / len(greedy)}
+    summary["final_eval_episodes"] = 100
+    (out / "summary.json").write_text(json.dumps(summary))
+
+
+def test_every_run_is_the_agents_own_command_line_with_frequent_checkpoints(tmp_path):
+    pqn = mr.PROTOCOL[0]
+    argv = mr.agent_argv(pqn, "Breakout-v0", tmp_path / "x", resume=False)
+    assert argv[:6] == ["--env", "maxatar/Breakout-v0", "--preset", "minatar", "--seeds", "3"]
+    assert "--total-steps" in argv and argv[argv.index("--checkpoint-every") + 1] == "100000"
+    assert mr.agent_argv(pqn, "Breakout-v0", tmp_path / "x", resume=True)[-1] == "--resume"
+    # Every agent on every game, and DQN's paper protocol on Breakout and at least one more game.
+    assert {e.algo for e in mr.PROTOCOL if set(e.games) == set(mr.GAMES)} == {"dqn", "sac", "ppo", "pqn"}
+    paper = {game for e in mr.PROTOCOL if (e.algo, e.preset) == ("dqn", "minatar") for game in e.games}
+    assert "Breakout-v0" in paper and len(paper) >= 2
+
+
+def test_a_fresh_run_refuses_to_mix_with_earlier_results(tmp_path):
+    write_run(tmp_path / "results", mr.PROTOCOL[0], "Breakout-v0", [1, 2, 3], [1, 2, 3])
+    args = namespace(tmp_path, resume=False, algos=None, games=mr.GAMES, no_progress=True, no_export=True)
+    with pytest.raises(SystemExit, match="pass --resume"):
+        mr.run(args)
+
+
+def test_report_rebuilds_the_table_and_curves_from_the_results_files(tmp_path, capsys):
+    results = tmp_path / "results"
+    write_run(results, mr.PROTOCOL[0], "Breakout-v0", [10, 12, 14], [11, 13, 15])
+    write_run(results, mr.PROTOCOL[1], "Breakout-v0", [4, 4, 4], [5, 5, 5])
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{mr.README_START}\nold\n{mr.README_END}\noutro\n")
+    mr.report(namespace(tmp_path, readme=readme))
+    text = readme.read_text()
+    assert text.startswith("intro\n") and text.endswith("\noutro\n") and "old" not in text
+    rows = [line for line in text.splitlines() if line.startswith("| Breakout")]
+    assert rows[0].startswith("| Breakout | PQN (`minatar`) | 0.0M | 12.0 ± 1.6 (10.0-14.0) | 13.0 ± 1.6 (11.0-15.0) |")
+    assert "| 10 min | 10 | 17.5 | 50 |" in rows[0] and rows[1].startswith("| Breakout | PPO (`minatar`)")
+    assert "dqn-fast on Breakout-v0" in text  # what is still to train is listed
+    assert (tmp_path / "figures" / "breakout.png").stat().st_size > 10_000
+    assert not (tmp_path / "figures" / "asterix.png").exists()

@@ -1,0 +1,161 @@
+"""`python -m maxatar_agents.sweep`: a real Optuna study in a temporary SQLite file, continued by a second
+call, pruned by a pruner that must prune, tracked with MLflow, and its best config trained again through
+`--preset best_preset.json`.
+
+The trials use the tiny PQN CartPole config of `test_tracking` and choose lr between the preset's value and
+one other, so at most two programs are compiled for the whole module (one shared with `test_tracking`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import optuna
+import pytest
+from mlflow import MlflowClient
+
+from maxatar_agents import cli, pqn, sweep
+from maxatar_agents.configs import config_from_dict, make_config, preset_values
+from tests.test_tracking import INTERVALS, TINY
+
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no network calls from the tests
+
+SPACE = {"lr": {"choices": [3e-4, 1e-3]}, "hidden": {"choices": [[16]]}}
+OVERRIDES = {**TINY, "hidden": (16,)}
+SETS = [f"--set={k}={v}" for k, v in TINY.items()]
+
+
+@pytest.fixture(scope="module")
+def cli_study(tmp_path_factory):
+    """Two trials from the command line, tracked in an MLflow file store."""
+    root = tmp_path_factory.mktemp("sweep")
+    out, store = root / "sweep", root / "mlruns"
+    (root / "space.json").write_text(json.dumps(SPACE))
+    argv = ["--algo", "pqn", "--env", "maxatar/CartPole-v1", "--trials", "2", "--out", str(out), "--seeds", "2"]
+    argv += ["--space", str(root / "space.json"), "--study-name", "tiny", "--sampler-seed", "0", *SETS]
+    study = sweep.main([*argv, "--pruner", "none", "--track", "mlflow", "--track-uri", str(store)])
+    return study, out, store
+
+
+def test_trials_are_stored_in_sqlite_with_a_value_per_interval(cli_study):
+    _, out, _ = cli_study
+    study = optuna.load_study(study_name="tiny", storage=f"sqlite:///{out / 'study.db'}")
+    assert [t.state for t in study.trials] == [optuna.trial.TrialState.COMPLETE] * 2
+    for trial in study.trials:
+        assert sorted(trial.intermediate_values) == list(range(1, INTERVALS + 1))
+        assert trial.params["lr"] in (3e-4, 1e-3) and len(trial.user_attrs["eval_return_per_seed"]) == 2
+        assert (out / "trials" / "tiny" / f"trial-{trial.number:04d}" / "learning_curve.png").is_file()
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["best_trial"], summary["best_value"]) == (study.best_trial.number, study.best_value)
+    assert summary["trials"] == {"COMPLETE": 2}
+    assert (out / "history.png").stat().st_size > 0 and (out / "importance.png").stat().st_size > 0
+
+
+def test_best_preset_json_is_a_preset_of_the_agent_command_line(cli_study):
+    study, out, _ = cli_study
+    best = config_from_dict(pqn.Config, study.best_trial.user_attrs["config"])
+    assert best.lr == study.best_params["lr"] and best.hidden == (16,)
+    path = str(out / "best_preset.json")
+    args = cli.build_parser("pqn", pqn).parse_args(["--preset", path, "--out", "unused"])
+    assert cli.make_config(args, pqn) == (best, path)
+    assert make_config(pqn, preset=path) == best  # the same from Python
+    summary = cli.run("pqn", ["--preset", path, "--seeds", "2", "--out", str(out / "best-run"), "--no-progress"])
+    assert summary["final_eval_return_per_seed"] == study.best_trial.user_attrs["eval_return_per_seed"]
+
+
+def test_mlflow_holds_a_parent_run_with_a_nested_run_per_trial(cli_study):
+    study, out, store = cli_study
+    client = MlflowClient(tracking_uri=store.as_uri())
+    parent_id = json.loads((out / "tracking.json").read_text())["mlflow"]["run_id"]
+    parent = client.get_run(parent_id)
+    assert parent.info.run_name == "tiny" and parent.data.params["study_name"] == "tiny"
+    assert len(client.get_metric_history(parent_id, "trial_value")) == 2
+    assert {"best_preset.json", "history.png", "importance.png", "summary.json"} <= {
+        a.path for a in client.list_artifacts(parent_id)
+    }
+    children = client.search_runs([parent.info.experiment_id], f"tags.mlflow.parentRunId = '{parent_id}'")
+    assert sorted(run.info.run_name for run in children) == ["trial-0000", "trial-0001"]
+    for run in children:
+        trial = study.trials[int(run.data.params["trial"])]
+        assert float(run.data.params["lr"]) == trial.params["lr"]
+        assert len(client.get_metric_history(run.info.run_id, "recent_return/mean")) == INTERVALS
+        assert run.data.metrics["summary/value"] == pytest.approx(trial.value)
+
+
+def test_running_again_continues_the_study(cli_study):
+    _, out, _ = cli_study
+    study = sweep.optimize(
+        "pqn", "maxatar/CartPole-v1", trials=1, out=out, study_name="tiny", overrides=OVERRIDES, space=SPACE, seeds=2
+    )
+    assert [t.number for t in study.trials] == [0, 1, 2]
+    assert json.loads((out / "summary.json").read_text())["trials"] == {"COMPLETE": 3}
+
+
+def test_a_pruner_that_must_prune_stops_the_trial_after_its_first_interval(tmp_path):
+    never_good_enough = optuna.pruners.ThresholdPruner(lower=1e9)  # every reported return is below it
+    study = sweep.optimize(
+        "pqn",
+        "maxatar/CartPole-v1",
+        trials=1,
+        out=tmp_path,
+        overrides=OVERRIDES,
+        space=SPACE,
+        seeds=2,
+        pruner=never_good_enough,
+    )
+    (trial,) = study.trials
+    assert trial.state == optuna.trial.TrialState.PRUNED and list(trial.intermediate_values) == [1]
+    rows = (tmp_path / "trials" / study.study_name / "trial-0000" / "metrics.csv").read_text().splitlines()
+    assert len(rows) == 1 + 2  # header, the two seeds' rows of the only interval
+    assert not (tmp_path / "best_preset.json").exists()  # no completed trial, no best config
+    assert json.loads((tmp_path / "summary.json").read_text())["trials"] == {"PRUNED": 1}
+
+
+def test_pruners_by_name():
+    assert isinstance(sweep.make_pruner("hyperband", 20), optuna.pruners.HyperbandPruner)
+    assert isinstance(sweep.make_pruner("median", 20), optuna.pruners.MedianPruner)
+    assert isinstance(sweep.make_pruner("none", 20), optuna.pruners.NopPruner)
+    with pytest.raises(sweep.SweepError, match="unknown pruner 'asha'"):
+        sweep.make_pruner("asha", 20)
+
+
+def test_bad_sweep_inputs_fail_clearly(tmp_path, capsys):
+    run = lambda **kw: sweep.optimize("pqn", "maxatar/CartPole-v1", **{"trials": 1, "out": tmp_path, **kw})
+    with pytest.raises(sweep.SweepError, match="--trials must be an integer >= 1, got 0"):
+        run(trials=0)
+    with pytest.raises(sweep.SweepError, match="--storage 'notadb://x': Optuna cannot open it"):
+        run(storage="notadb://x")
+    with pytest.raises(sweep.SweepError, match="'learning_rate' is not a pqn config field"):
+        run(space={"learning_rate": {"low": 1e-4, "high": 1e-3}})
+    with pytest.raises(sweep.SweepError, match="lr needs numbers low <= high"):
+        run(space={"lr": {"low": 1e-3, "high": 1e-4}})
+    with pytest.raises(sweep.SweepError, match="hidden is not a number field"):
+        run(space={"hidden": {"low": 1, "high": 2}})
+    with pytest.raises(sweep.SweepError, match="unknown tracker|invalid"):
+        run(track="wandb")
+    for argv, message in [
+        (["--trials", "0"], "--trials must be an integer >= 1"),
+        (["--trials", "1", "--storage", "notadb://x"], "Optuna cannot open it"),
+        (["--trials", "1", "--set", "nonsense=1"], "--set expects FIELD=VALUE"),
+        (["--trials", "1", "--pruner", "asha"], "invalid choice: 'asha'"),
+        (["--trials", "1", "--track", "wandb"], "invalid choice: 'wandb'"),
+    ]:
+        with pytest.raises(SystemExit) as stop:
+            sweep.main(["--algo", "pqn", "--out", str(tmp_path), *argv])
+        assert stop.value.code == 2
+        assert message in capsys.readouterr().err
+
+
+def test_preset_files_are_checked(tmp_path, capsys):
+    with pytest.raises(ValueError, match="cannot read it as JSON"):
+        preset_values(pqn, str(tmp_path / "missing.json"))
+    (tmp_path / "list.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match="must hold a JSON object"):
+        preset_values(pqn, str(tmp_path / "list.json"))
+    (tmp_path / "other.json").write_text(json.dumps({"lr": 0.1, "buffer_size": 10}))
+    with pytest.raises(ValueError, match=r"unknown config field\(s\) \['buffer_size'\]"):
+        preset_values(pqn, str(tmp_path / "other.json"))
+    with pytest.raises(SystemExit) as stop:
+        cli.main("pqn", ["--preset", str(tmp_path / "missing.json"), "--out", str(tmp_path / "run")])
+    assert stop.value.code == 2 and "invalid config: preset file" in capsys.readouterr().err
