@@ -32,6 +32,7 @@ import dataclasses
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -132,9 +133,19 @@ def keep_results(run: Path, dest: Path, load_before: str | None, load_after: str
     (dest / "summary.json").write_text(json.dumps(summary, indent=1))
 
 
+def stop_like_ctrl_c(*_) -> None:
+    """SIGTERM (what ends a session or a job scheduler's slot) handled as Ctrl-C: the agent's command line saves
+    the run's checkpoint before it exits."""
+    raise KeyboardInterrupt
+
+
 def run(args) -> None:
-    """Every pending run of the protocol, one at a time; Ctrl-C leaves a checkpoint that --resume continues."""
+    """Every pending run of the protocol, one at a time; Ctrl-C or SIGTERM leaves a checkpoint that --resume
+    continues."""
     from maxatar_agents import checkpoint
+
+    signal.signal(signal.SIGTERM, stop_like_ctrl_c)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started in the background (nohup ... &)
 
     plan = [(e, g) for e, g in planned_runs() if (not args.algos or e.algo in args.algos) and g in args.games]
     started = [(e, g) for e, g in plan if finished(args.results, e, g) or checkpoint.exists(args.runs / e.name / g)]
