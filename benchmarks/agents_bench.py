@@ -312,11 +312,16 @@ def bench_report(args) -> None:
     section = "\n".join(lines)
     print(section)
     if args.readme:
-        text = args.readme.read_text()
-        start, end = text.find(README_START), text.find(README_END)
-        if start < 0 or end < start:
-            raise SystemExit(f"{args.readme} has no {README_START} ... {README_END} markers")
-        args.readme.write_text(text[:start] + section + text[end + len(README_END) :])
+        replace_section(args.readme, section, README_START, README_END)
+
+
+def replace_section(readme: Path, section: str, start_marker: str, end_marker: str) -> None:
+    """Put `section` (markers included) in place of the text between the markers of `readme`."""
+    text = readme.read_text()
+    start, end = text.find(start_marker), text.find(end_marker)
+    if start < 0 or end < start:
+        raise SystemExit(f"{readme} has no {start_marker} ... {end_marker} markers")
+    readme.write_text(text[:start] + section + text[end + len(end_marker) :])
 
 
 def main() -> None:

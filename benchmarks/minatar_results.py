@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.agents_bench import GAMES, MINATAR_DQN, PGX_PPO, machine, read_rows
+from benchmarks.agents_bench import GAMES, MINATAR_DQN, PGX_PPO, machine, read_rows, replace_section
 
 RUNS = Path("runs/minatar_results")
 RESULTS = Path("benchmarks/results/agents/minatar")
@@ -340,21 +340,15 @@ def report(args) -> None:
     lines.append("")
     if pending:
         lines += [f"Not trained yet ({len(pending)} runs; `run --resume` continues): {', '.join(pending)}.", ""]
-    pictures = [f"![{g}]({args.figures / (g.split('-')[0].lower() + '.png')})" for g in GAMES]
-    drawn = [
-        p for p, g in zip(pictures, GAMES, strict=True) if (args.figures / f"{g.split('-')[0].lower()}.png").exists()
-    ]
+    figures = [args.figures / f"{game.split('-')[0].lower()}.png" for game in GAMES]
+    drawn = [f"![{game}]({path})" for game, path in zip(GAMES, figures, strict=True) if path.exists()]
     if drawn:
         lines += ["Learning curves (mean over seeds, min-max band):", "", " ".join(drawn), ""]
     lines.append(README_END)
     section = "\n".join(lines)
     print(section)
     if args.readme:
-        text = args.readme.read_text()
-        start, end = text.find(README_START), text.find(README_END)
-        if start < 0 or end < start:
-            raise SystemExit(f"{args.readme} has no {README_START} ... {README_END} markers")
-        args.readme.write_text(text[:start] + section + text[end + len(README_END) :])
+        replace_section(args.readme, section, README_START, README_END)
 
 
 def main() -> None:
