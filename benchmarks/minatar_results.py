@@ -36,6 +36,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -269,7 +270,8 @@ def plot_game(game: str, curves: dict[str, tuple[np.ndarray, np.ndarray]], path:
     for i, (name, (frames, table)) in enumerate(curves.items()):
         colour = f"C{i}"
         x = frames / 1e6
-        with np.errstate(all="ignore"):
+        with warnings.catch_warnings():  # the first points have no finished episode yet (NaN for every seed)
+            warnings.simplefilter("ignore", RuntimeWarning)
             ax.fill_between(x, np.nanmin(table, 0), np.nanmax(table, 0), color=colour, alpha=0.18, linewidth=0)
             ax.plot(x, np.nanmean(table, 0), color=colour, linewidth=1.8, label=f"{name} ({table.shape[0]} seeds)")
     ax.axhline(MINATAR_DQN[game], color="black", linestyle="--", linewidth=1, label="MinAtar DQN, 5M frames")
