@@ -74,9 +74,10 @@ def short_id(env_id: str) -> str:
     return env_id.split("/")[-1]
 
 
-def game_and_version(env_id: str) -> tuple[str, str]:
-    name, version = short_id(env_id).rsplit("-", 1)
-    return name, version
+def game_name(env_id: str) -> str:
+    """ "maxatar/Breakout-v0" -> "Breakout". Every MaxAtar id has the full action set (MinAtar's default), so the
+    peers below are built with it too."""
+    return short_id(env_id).rsplit("-", 1)[0]
 
 
 # --- MaxAtar ---------------------------------------------------------------------------------------------
@@ -115,11 +116,11 @@ def maxatar_impls(env_id: str) -> list[JaxImpl]:
 def gymnax_impl(env_id: str) -> JaxImpl:
     import gymnax
 
-    name, version = game_and_version(env_id)
+    name = game_name(env_id)
     if name == "CartPole":
         env, params = gymnax.make("CartPole-v1")
     elif name in MINATAR_GAMES:
-        env, params = gymnax.make(MINATAR_GAMES[name][0], use_minimal_action_set=version == "v1")
+        env, params = gymnax.make(MINATAR_GAMES[name][0], use_minimal_action_set=False)
     else:
         raise LookupError("gymnax has no such environment")
 
@@ -141,11 +142,11 @@ def pgx_impl(env_id: str) -> JaxImpl:
 
     from pgx.experimental import auto_reset
 
-    name, version = game_and_version(env_id)
+    name = game_name(env_id)
     if name not in MINATAR_GAMES:
         raise LookupError("pgx has no such environment")
     _, module, cls, _ = MINATAR_GAMES[name]
-    env = getattr(importlib.import_module(f"pgx.minatar.{module}"), cls)(use_minimal_action_set=version == "v1")
+    env = getattr(importlib.import_module(f"pgx.minatar.{module}"), cls)(use_minimal_action_set=False)
     step_one = auto_reset(env.step, env.init)
 
     def reset(key, n, params):
@@ -196,11 +197,10 @@ def ceiling_impl(obs_shape: tuple[int, ...], obs_dtype, keyed: bool, num_actions
 def minatar_impl(env_id: str) -> LoopImpl:
     from minatar import Environment
 
-    name, version = game_and_version(env_id)
+    name = game_name(env_id)
     if name not in MINATAR_GAMES:
         raise LookupError("not a MinAtar game")
     module = MINATAR_GAMES[name][3]
-    action_set = Environment(module).minimal_action_set() if version == "v1" else list(range(6))
 
     def make(n, seed):
         envs = []
@@ -212,21 +212,21 @@ def minatar_impl(env_id: str) -> LoopImpl:
 
         def step(actions):
             for env, a in zip(envs, actions.tolist(), strict=True):
-                _, terminal = env.act(action_set[a])
+                _, terminal = env.act(a)  # the full action set: indices are MinAtar's actions
                 env.state()
                 if terminal:
                     env.reset()
 
         return step
 
-    return LoopImpl("minatar", "peer", len(action_set), make, note="minatar 1.0.15 in a Python loop")
+    return LoopImpl("minatar", "peer", 6, make, note="minatar 1.0.15 in a Python loop")
 
 
 def gymnasium_cartpole_impls(env_id: str) -> list[LoopImpl]:
     """Classic numpy CartPole: one Env in a loop (N=1), its numpy-vectorised `make_vec` env, and SyncVectorEnv."""
     import gymnasium
 
-    if game_and_version(env_id)[0] != "CartPole":
+    if game_name(env_id) != "CartPole":
         raise LookupError("no Gymnasium reference")
 
     def make_single(n, seed):
