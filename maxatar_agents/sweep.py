@@ -195,6 +195,9 @@ class Objective:
         except optuna.TrialPruned:
             self._close(tracker, directory, progress, {"pruned_at_interval": progress.done}, "KILLED")
             raise
+        except BaseException as error:  # Ctrl-C or a crash: the trial's tracked run is closed, not left RUNNING
+            tracker.finish(status="KILLED" if isinstance(error, KeyboardInterrupt) else "FAILED")
+            raise
         evaluation = artifacts.final_eval(sharding.to_numpy(parts["evaluate"](progress.state)))
         trial.set_user_attr("eval_return_per_seed", evaluation["return_per_seed"])
         summary = {
@@ -330,8 +333,8 @@ def optimize(
 
     try:
         study.optimize(objective, n_trials=trials, timeout=timeout, catch=(InvalidTrial,), callbacks=[log_trial])
-    except KeyboardInterrupt:
-        parent.finish(status="KILLED")
+    except BaseException as error:  # Ctrl-C or a crash: the parent run is closed too, not left RUNNING
+        parent.finish(status="KILLED" if isinstance(error, KeyboardInterrupt) else "FAILED")
         raise
     summary = write_results(study, algorithm, out)
     parent.log_artifacts([out / name for name in ("summary.json", "best_preset.json", "history.png", "importance.png")])

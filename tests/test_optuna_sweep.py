@@ -112,6 +112,24 @@ def test_a_pruner_that_must_prune_stops_the_trial_after_its_first_interval(tmp_p
     assert json.loads((tmp_path / "summary.json").read_text())["trials"] == {"PRUNED": 1}
 
 
+def test_a_crashed_trial_closes_its_tracked_runs_as_failed(tmp_path, monkeypatch):
+    def crash(*args, **kwargs):
+        raise RuntimeError("the machine caught fire")
+
+    monkeypatch.setattr(sweep.runner, "run_intervals", crash)
+    store = tmp_path / "mlruns"
+    with pytest.raises(RuntimeError, match="caught fire"):
+        sweep.optimize(
+            "pqn", "maxatar/CartPole-v1", trials=1, out=tmp_path, overrides=OVERRIDES, space=SPACE, seeds=2,
+            track="mlflow", track_uri=str(store),
+        )  # fmt: skip
+    client = MlflowClient(tracking_uri=store.as_uri())
+    parent_id = json.loads((tmp_path / "tracking.json").read_text())["mlflow"]["run_id"]
+    parent = client.get_run(parent_id)
+    (child,) = client.search_runs([parent.info.experiment_id], f"tags.mlflow.parentRunId = '{parent_id}'")
+    assert parent.info.status == child.info.status == "FAILED"
+
+
 def test_pruners_by_name():
     assert isinstance(sweep.make_pruner("hyperband", 20), optuna.pruners.HyperbandPruner)
     assert isinstance(sweep.make_pruner("median", 20), optuna.pruners.MedianPruner)
