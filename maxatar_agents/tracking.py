@@ -148,6 +148,7 @@ class MlflowTracker(Tracker):
         except self.mlflow.exceptions.MlflowException as error:
             raise ValueError(f"--track-uri {uri!r}: MLflow cannot use it: {error.message}") from None
         self.run_id: str | None = None
+        self.logged_through = -1  # see log_values
 
     def _experiment(self) -> str:
         name = os.environ.get("MLFLOW_EXPERIMENT_NAME", DEFAULT_EXPERIMENT)
@@ -176,6 +177,9 @@ class MlflowTracker(Tracker):
         self.run_id = self._saved_run() if resume else None
         if self.run_id is not None:
             self.client.update_run(self.run_id, status="RUNNING")
+            metrics = self.client.get_run(self.run_id).data.metrics
+            steps = (m.step for name in metrics for m in self.client.get_metric_history(self.run_id, name))
+            self.logged_through = max(steps, default=-1)
             return
         tags = {"mlflow.parentRunId": self.parent_id} if self.parent_id else {}
         run = self.client.create_run(self.experiment_id, run_name=self.name, tags=tags)
@@ -187,6 +191,8 @@ class MlflowTracker(Tracker):
             (self.run_dir / RUN_FILE).write_text(json.dumps(record, indent=1))
 
     def log_values(self, step, values):
+        if step <= self.logged_through:
+            return  # a resumed run trains again, identically, what was logged after its checkpoint: logged once
         now = int(time.time() * 1000)
         metrics = [self.entities.Metric(k, float(v), now, int(step)) for k, v in values.items()]
         self.client.log_batch(self.run_id, metrics=metrics)
@@ -222,6 +228,7 @@ class TensorBoardTracker(Tracker):
             raise ValueError(f"--track-uri: cannot create the log directory {str(logdir)!r}: {error}") from None
         self.writer = None
         self.step = 0
+        self.logged_through = -1  # see log_values
 
     def _write(self, summary, step: int) -> None:
         self.writer.add_event(self.events.Event(wall_time=time.time(), step=int(step), summary=summary))
@@ -235,6 +242,8 @@ class TensorBoardTracker(Tracker):
         from tensorboard.plugins.hparams.summary_v2 import hparams_pb
         from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
+        if resume:
+            self.logged_through = self._last_scalar_step()
         self.writer = EventFileWriter(str(self.logdir))
         if resume:
             return
@@ -245,7 +254,22 @@ class TensorBoardTracker(Tracker):
         self._write(hparams_pb(params), 0)
         self.writer.flush()
 
+    def _last_scalar_step(self) -> int:
+        """The highest step of the scalars already in this log directory's event files."""
+        from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+
+        # The raw records, as written (the plain loader turns scalars into tensors).
+        events = (
+            self.events.Event.FromString(record)
+            for path in sorted(self.logdir.glob("events.out.tfevents.*"))
+            for record in RawEventFileLoader(str(path)).Load()
+        )
+        steps = [e.step for e in events if any(v.HasField("simple_value") for v in e.summary.value)]
+        return max(steps, default=-1)
+
     def log_values(self, step, values):
+        if step <= self.logged_through:
+            return  # a resumed run trains again, identically, what was logged after its checkpoint: logged once
         scalars = [self.proto.Summary.Value(tag=k, simple_value=float(v)) for k, v in values.items()]
         self._write(self.proto.Summary(value=scalars), step)
         self.writer.flush()

@@ -14,7 +14,7 @@ import pytest
 from mlflow import MlflowClient
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from maxatar_agents import checkpoint, cli, tracking
+from maxatar_agents import checkpoint, cli, pqn, tracking
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no network calls from the tests
 
@@ -110,6 +110,34 @@ def test_resume_continues_the_same_mlflow_run(mlflow_run):
     assert len(client.search_runs([run.info.experiment_id])) == 1  # no second run for the resumed session
     history = client.get_metric_history(run.info.run_id, "recent_return/mean")
     assert len(history) == INTERVALS and len({m.step for m in history}) == INTERVALS
+
+
+@pytest.mark.parametrize("kind", ["mlflow", "tensorboard"])
+def test_a_resume_after_a_hard_kill_logs_each_step_once(tmp_path, kind):
+    """A killed process leaves the steps after its last checkpoint logged; the resumed run trains them again
+    (identically) and must not log them a second time."""
+    config, run_dir = pqn.Config(), tmp_path / "run"
+    run_dir.mkdir()
+    uri = str(tmp_path / "mlruns") if kind == "mlflow" else None
+    killed = tracking.make_tracker(kind, uri, run_dir)
+    killed.start(config, "cartpole", [0])
+    for step in (10, 20, 30):  # the checkpoint was written at step 10, then the process was killed
+        killed.log_values(step, {"recent_return/mean": step / 10})
+    resumed = tracking.make_tracker(kind, uri, run_dir)
+    resumed.start(config, "cartpole", [0], resume=True)
+    for step in (20, 30, 40):
+        resumed.log_values(step, {"recent_return/mean": step / 10})
+    resumed.finish()
+    if kind == "mlflow":
+        history = MlflowClient(tracking_uri=(tmp_path / "mlruns").as_uri()).get_metric_history(
+            run_id_of(run_dir), "recent_return/mean"
+        )
+        logged = sorted((m.step, m.value) for m in history)
+    else:
+        events = EventAccumulator(str(run_dir / "tensorboard"), size_guidance={"scalars": 0})
+        events.Reload()
+        logged = [(s.step, s.value) for s in events.Scalars("recent_return/mean")]
+    assert logged == [(10, 1.0), (20, 2.0), (30, 3.0), (40, 4.0)]
 
 
 def test_tensorboard_event_files_read_back(tmp_path):
