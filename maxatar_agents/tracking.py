@@ -115,6 +115,12 @@ def _final_numbers(summary: dict[str, Any]) -> dict[str, float]:
     return {f"summary/{k}": float(v) for k, v in numbers.items()}
 
 
+def _not_logged_yet(values: dict[str, float], step: int, logged_through: dict[str, int]) -> dict[str, float]:
+    """`values` without those already logged at `step` or later: a run resumed after a hard kill trains again,
+    identically, the intervals after its last checkpoint, which the killed process had logged."""
+    return {k: v for k, v in values.items() if step > logged_through.get(k, -1)}
+
+
 def _check_status(status: str) -> None:
     if status not in STATUSES:
         raise ValueError(f"unknown run status {status!r}; known: {', '.join(STATUSES)}")
@@ -148,7 +154,7 @@ class MlflowTracker(Tracker):
         except self.mlflow.exceptions.MlflowException as error:
             raise ValueError(f"--track-uri {uri!r}: MLflow cannot use it: {error.message}") from None
         self.run_id: str | None = None
-        self.logged_through = -1  # see log_values
+        self.logged_through: dict[str, int] = {}  # see log_values
 
     def _experiment(self) -> str:
         name = os.environ.get("MLFLOW_EXPERIMENT_NAME", DEFAULT_EXPERIMENT)
@@ -177,9 +183,9 @@ class MlflowTracker(Tracker):
         self.run_id = self._saved_run() if resume else None
         if self.run_id is not None:
             self.client.update_run(self.run_id, status="RUNNING")
-            metrics = self.client.get_run(self.run_id).data.metrics
-            steps = (m.step for name in metrics for m in self.client.get_metric_history(self.run_id, name))
-            self.logged_through = max(steps, default=-1)
+            history = self.client.get_metric_history
+            names = self.client.get_run(self.run_id).data.metrics
+            self.logged_through = {name: max(m.step for m in history(self.run_id, name)) for name in names}
             return
         tags = {"mlflow.parentRunId": self.parent_id} if self.parent_id else {}
         run = self.client.create_run(self.experiment_id, run_name=self.name, tags=tags)
@@ -191,11 +197,11 @@ class MlflowTracker(Tracker):
             (self.run_dir / RUN_FILE).write_text(json.dumps(record, indent=1))
 
     def log_values(self, step, values):
-        if step <= self.logged_through:
-            return  # a resumed run trains again, identically, what was logged after its checkpoint: logged once
+        values = _not_logged_yet(values, step, self.logged_through)
         now = int(time.time() * 1000)
         metrics = [self.entities.Metric(k, float(v), now, int(step)) for k, v in values.items()]
-        self.client.log_batch(self.run_id, metrics=metrics)
+        if metrics:
+            self.client.log_batch(self.run_id, metrics=metrics)
 
     def log_artifacts(self, paths):
         for path in map(Path, paths):
@@ -228,7 +234,7 @@ class TensorBoardTracker(Tracker):
             raise ValueError(f"--track-uri: cannot create the log directory {str(logdir)!r}: {error}") from None
         self.writer = None
         self.step = 0
-        self.logged_through = -1  # see log_values
+        self.logged_through: dict[str, int] = {}  # see log_values
 
     def _write(self, summary, step: int) -> None:
         self.writer.add_event(self.events.Event(wall_time=time.time(), step=int(step), summary=summary))
@@ -243,7 +249,7 @@ class TensorBoardTracker(Tracker):
         from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
         if resume:
-            self.logged_through = self._last_scalar_step()
+            self.logged_through = self._last_scalar_steps()
         self.writer = EventFileWriter(str(self.logdir))
         if resume:
             return
@@ -254,8 +260,8 @@ class TensorBoardTracker(Tracker):
         self._write(hparams_pb(params), 0)
         self.writer.flush()
 
-    def _last_scalar_step(self) -> int:
-        """The highest step of the scalars already in this log directory's event files."""
+    def _last_scalar_steps(self) -> dict[str, int]:
+        """Each scalar's highest step in this log directory's event files."""
         from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
 
         # The raw records, as written (the plain loader turns scalars into tensors).
@@ -264,15 +270,19 @@ class TensorBoardTracker(Tracker):
             for path in sorted(self.logdir.glob("events.out.tfevents.*"))
             for record in RawEventFileLoader(str(path)).Load()
         )
-        steps = [e.step for e in events if any(v.HasField("simple_value") for v in e.summary.value)]
-        return max(steps, default=-1)
+        last: dict[str, int] = {}
+        for event in events:
+            for value in event.summary.value:
+                if value.HasField("simple_value"):
+                    last[value.tag] = max(last.get(value.tag, -1), event.step)
+        return last
 
     def log_values(self, step, values):
-        if step <= self.logged_through:
-            return  # a resumed run trains again, identically, what was logged after its checkpoint: logged once
-        scalars = [self.proto.Summary.Value(tag=k, simple_value=float(v)) for k, v in values.items()]
-        self._write(self.proto.Summary(value=scalars), step)
-        self.writer.flush()
+        values = _not_logged_yet(values, step, self.logged_through)
+        if values:
+            scalars = [self.proto.Summary.Value(tag=k, simple_value=float(v)) for k, v in values.items()]
+            self._write(self.proto.Summary(value=scalars), step)
+            self.writer.flush()
         self.step = step
 
     def log_artifacts(self, paths):

@@ -127,17 +127,18 @@ def test_a_resume_after_a_hard_kill_logs_each_step_once(tmp_path, kind):
     resumed.start(config, "cartpole", [0], resume=True)
     for step in (20, 30, 40):
         resumed.log_values(step, {"recent_return/mean": step / 10})
-    resumed.finish()
+    resumed.finish({"frames_per_seed": 30, "value": 5.0})  # a new name at a logged step is still logged
     if kind == "mlflow":
-        history = MlflowClient(tracking_uri=(tmp_path / "mlruns").as_uri()).get_metric_history(
-            run_id_of(run_dir), "recent_return/mean"
-        )
-        logged = sorted((m.step, m.value) for m in history)
+        history = MlflowClient(tracking_uri=(tmp_path / "mlruns").as_uri()).get_metric_history
+        logged = sorted((m.step, m.value) for m in history(run_id_of(run_dir), "recent_return/mean"))
+        final = [(m.step, m.value) for m in history(run_id_of(run_dir), "summary/value")]
     else:
         events = EventAccumulator(str(run_dir / "tensorboard"), size_guidance={"scalars": 0})
         events.Reload()
         logged = [(s.step, s.value) for s in events.Scalars("recent_return/mean")]
+        final = [(s.step, s.value) for s in events.Scalars("summary/value")]
     assert logged == [(10, 1.0), (20, 2.0), (30, 3.0), (40, 4.0)]
+    assert final == [(30, 5.0)]
 
 
 def test_tensorboard_event_files_read_back(tmp_path):
