@@ -244,6 +244,16 @@ def export_policy(run: str | Path, out: str | Path, seed_index: int, record: dic
     return out
 
 
+def policy_env_kwargs(path: str | Path) -> dict[str, Any]:
+    """The `maxatar.make` keywords, besides the id, of the environment a checkpoint's (or `pretrained:<id>`)
+    policy was trained in: its setting, sticky actions, ramping and observation type. A policy played in
+    another setting would be wrong without an error: a `pgx`-setting Breakout policy picks among 3 actions,
+    whose indices mean other actions in the full set of 6. The renderers play checkpoints with these."""
+    from maxatar_agents.program import env_kwargs
+
+    return env_kwargs(config_for(read_meta(_resolve(path))))
+
+
 def policy_returns(path: str | Path, episodes: int, key: int = 0, seed_index: int | None = None) -> np.ndarray:
     """Returns of `episodes` episodes of a checkpoint's (or `pretrained:<id>`) evaluation policy, played in
     the environment setting it was trained in, from `PRNGKey(key)`: the figure a shipped policy records

@@ -81,17 +81,21 @@ def make_train(program: Program) -> Callable[[jax.Array], TrainResult]:
     return train
 
 
-def env_from_config(config: Any) -> tuple[Environment, EnvParams]:
-    """`maxatar.make(config.env_id)` in the config's `env_setting`, with its sticky-action and ramping choices
-    (None = the setting's) and its observation type (pixels with `obs_type`), so every agent reads those knobs
-    the same way."""
+def env_kwargs(config: Any) -> dict[str, Any]:
+    """The `maxatar.make` keywords, besides the id, of the config's environment: its `env_setting`, its
+    sticky-action and ramping choices (None = the setting's) and its observation type (pixels with
+    `obs_type`). A trained policy is played in the environment these make (`checkpoint.policy_env_kwargs`)."""
     overrides = {}
     if config.sticky_action_prob is not None:
         overrides["sticky_action_prob"] = config.sticky_action_prob
     if config.difficulty_ramping is not None:
         overrides["difficulty_ramping"] = config.difficulty_ramping
-    pixels = {"obs_type": config.obs_type, "obs_scale": config.obs_scale}
-    return maxatar.make(config.env_id, setting=config.env_setting, **overrides, **pixels)
+    return {"setting": config.env_setting, **overrides, "obs_type": config.obs_type, "obs_scale": config.obs_scale}
+
+
+def env_from_config(config: Any) -> tuple[Environment, EnvParams]:
+    """`maxatar.make(config.env_id, **env_kwargs(config))`, so every agent reads those knobs the same way."""
+    return maxatar.make(config.env_id, **env_kwargs(config))
 
 
 def reset_envs(env: Environment, env_params: EnvParams, key: jax.Array, num_envs: int):

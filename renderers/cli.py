@@ -7,10 +7,16 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from maxatar.settings import SETTINGS
+
 MAX_FRAMES = 10_000  # a rollout's frames are held in memory before the GIF is written
 POLICY_HELP = (
     "'random' (default), 'pretrained' (the trained policy maxatar_agents ships for --env) or a path to a "
     "maxatar_agents checkpoint"
+)
+SETTING_HELP = (
+    "a paper's MinAtar setting (sticky actions, action set, time limit; see maxatar.settings); default: the "
+    "environment's own for random or human play, the one a --policy was trained in"
 )
 
 
@@ -39,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     gif = commands.add_parser("gif", help="render a rollout (one jitted scan) and write it as a GIF")
     gif.add_argument("--env", required=True, help="environment id, e.g. maxatar/Breakout-v0")
     gif.add_argument("--policy", default="random", help=POLICY_HELP)
+    gif.add_argument("--setting", choices=SETTINGS, help=SETTING_HELP)
     gif.add_argument(
         "--steps", type=_bounded(int, 1, MAX_FRAMES), default=300, help="number of frames (one per action)"
     )
@@ -54,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     play.add_argument("--env", required=True, help="environment id, e.g. maxatar/Breakout-v0")
     play.add_argument("--policy", help="watch this policy play instead of playing yourself: " + POLICY_HELP)
+    play.add_argument("--setting", choices=SETTINGS, help=SETTING_HELP)
     play.add_argument("--fps", type=_bounded(float, 0.5, 60.0), default=10.0, help="steps per second")
     play.add_argument("--zoom", type=_bounded(int, 1, 16), default=3, help="window enlargement")
     play.add_argument("--seed", type=_bounded(int, 0), default=0)
@@ -62,15 +70,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _make_env(parser: argparse.ArgumentParser, env_id: str):
+def _env_and_policy(parser: argparse.ArgumentParser, args: argparse.Namespace, spec: str):
+    """The environment to play in and the policy `spec` names (None for `play` without --policy: a person
+    plays). A trained policy plays in the environment it was trained in (see `policies.resolve_policy`)."""
     import maxatar
+    from renderers.policies import PolicyError, resolve_policy
+    from renderers.rollout import random_policy
 
+    policy, env_kwargs = None, {} if args.setting is None else {"setting": args.setting}
+    if spec is not None:
+        try:
+            policy, env_kwargs = resolve_policy(spec, args.env, args.setting)
+        except PolicyError as error:
+            parser.error(str(error))
     try:
-        return maxatar.make(env_id)
+        env, params = maxatar.make(args.env, **env_kwargs)
     except ValueError as error:
         parser.error(str(error))
     except ImportError as error:
-        parser.error(f"{env_id} is registered but its environment module cannot be imported ({error})")
+        parser.error(f"{args.env} is registered but its environment module cannot be imported ({error})")
+    if spec == "random":
+        policy = random_policy(env)
+    return env, params, env_kwargs, policy
 
 
 def run_gif(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -78,18 +99,13 @@ def run_gif(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     import jax
 
     from renderers.gif import check_output_path, write_gif
-    from renderers.policies import PolicyError, resolve_policy
     from renderers.rollout import render_rollout
 
     try:
         out = check_output_path(args.out)
     except ValueError as error:
         parser.error(f"--out: {error}")
-    env, params = _make_env(parser, args.env)
-    try:
-        policy = resolve_policy(args.policy, env, args.env)
-    except PolicyError as error:
-        parser.error(str(error))
+    env, params, _, policy = _env_and_policy(parser, args, args.policy)
     frames, _ = render_rollout(
         env, params, policy, jax.random.key(args.seed), args.steps, overlay=not args.no_overlay, scale=args.scale
     )
@@ -103,16 +119,11 @@ def run_play(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """Open a window and let a person play, or watch a policy play (the id and the policy are checked first,
     so a typo fails before pygame starts)."""
     from renderers.play import play
-    from renderers.policies import PolicyError, resolve_policy
 
-    env, _ = _make_env(parser, args.env)
-    policy = None
-    if args.policy is not None:
-        try:
-            policy = resolve_policy(args.policy, env, args.env)
-        except PolicyError as error:
-            parser.error(str(error))
-    returns = play(args.env, fps=args.fps, zoom=args.zoom, seed=args.seed, max_steps=args.steps, policy=policy)
+    _, _, env_kwargs, policy = _env_and_policy(parser, args, args.policy)
+    returns = play(
+        args.env, fps=args.fps, zoom=args.zoom, seed=args.seed, max_steps=args.steps, policy=policy, **env_kwargs
+    )
     if returns:
         print(f"{len(returns)} episode(s), mean return {sum(returns) / len(returns):g}")
     return 0

@@ -62,13 +62,15 @@ def play(
     seed: int = 0,
     max_steps: int | None = None,
     policy: Policy | None = None,
+    **make_kwargs,
 ) -> list[float]:
     """Run the game until the window closes (or `max_steps` steps); returns the finished episodes' returns.
-    With `policy` (`act(key, obs) -> action`, e.g. a trained agent's) it chooses the actions, not the keys."""
+    With `policy` (`act(key, obs) -> action`, e.g. a trained agent's) it chooses the actions, not the keys.
+    `make_kwargs` go to `maxatar.make` (a setting, or the environment a policy was trained in)."""
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
     import pygame
 
-    env, params = maxatar.make(env_id)
+    env, params = maxatar.make(env_id, **make_kwargs)
     pygame.display.init()  # pygame translates key names to codes once its display is up
     keys = {pygame.key.key_code(name): name for name in env.keymap}
     controls = "arrows move, space fires, R restarts, Esc quits" if policy is None else "R restarts, Esc quits"

@@ -5,32 +5,37 @@ The checkpoint interface `renderers` relies on (kept small so `maxatar_agents` c
 
     maxatar_agents.checkpoint.load_policy(path: str) -> tuple[str, act]
 
-returns the id of the environment the checkpoint was trained on and a pure, jittable
+    maxatar_agents.checkpoint.policy_env_kwargs(path: str) -> dict   (optional)
+
+`load_policy` returns the id of the environment the checkpoint was trained on and a pure, jittable
 `act(key, obs) -> action index` for one unbatched observation (greedy or sampled, the agent's choice).
 Returning `jax.tree_util.Partial(fn, weights)` with `fn(weights, key, obs)` keeps the weights out of the
-compiled program's constants (they become its arguments).
+compiled program's constants (they become its arguments). `policy_env_kwargs` gives the `maxatar.make`
+keywords of the environment it was trained in (setting, sticky actions, observation type): the policy is
+played there, since its action indices and observations mean something only in that environment.
 """
 
 from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from typing import Any
 
-from maxatar.core import Environment
 from maxatar.registry import canonical_name
-from renderers.rollout import Policy, random_policy
+from renderers.rollout import Policy
 
 CHECKPOINT_MODULE = "maxatar_agents.checkpoint"
 PRETRAINED = "pretrained"  # `--policy pretrained`: the shipped policy of --env (`pretrained:<id>` names one)
+DEFAULT_SETTING = "minatar"  # what a checkpoint without a recorded setting was trained in (maxatar.make's default)
 
 
 class PolicyError(ValueError):
     """A policy could not be loaded (missing file, missing loader, wrong environment)."""
 
 
-def load_checkpoint_policy(path: str | Path, env_id: str) -> Policy:
-    """The policy stored at `path` (or named `pretrained:<id>`); fails clearly if it cannot be loaded or
-    belongs to another environment."""
+def load_checkpoint_policy(path: str | Path, env_id: str) -> tuple[Policy, dict[str, Any]]:
+    """The policy stored at `path` (or named `pretrained:<id>`) and the `maxatar.make` keywords of the
+    environment it was trained in; fails clearly if it cannot be loaded or belongs to another environment."""
     shipped = isinstance(path, str) and path.startswith(PRETRAINED + ":")
     if not shipped and not Path(path).exists():
         raise PolicyError(
@@ -55,14 +60,26 @@ def load_checkpoint_policy(path: str | Path, env_id: str) -> Policy:
             f"the checkpoint {str(path)!r} was trained on {checkpoint_env_id}, not {env_id}; "
             f"pass --env {checkpoint_env_id} or a checkpoint for {env_id}"
         )
-    return act
+    env_kwargs = getattr(module, "policy_env_kwargs", None)
+    return act, ({} if env_kwargs is None else dict(env_kwargs(str(path))))
 
 
-def resolve_policy(spec: str, env: Environment, env_id: str) -> Policy:
-    """`"random"`, `"pretrained"` (the shipped policy for `env_id`), `"pretrained:<id>"`, or a checkpoint
-    path (see the module docstring)."""
+def resolve_policy(spec: str, env_id: str, setting: str | None = None) -> tuple[Policy | None, dict[str, Any]]:
+    """The policy `spec` names and the `maxatar.make` keywords of the environment to play it in.
+
+    `"random"` (policy None: `rollout.random_policy` of the environment made) plays in `setting` (None:
+    the environment's default); `"pretrained"` (the shipped policy for `env_id`), `"pretrained:<id>"` or a
+    checkpoint path play in the environment they were trained in, and a `setting` other than theirs is an
+    error rather than a policy choosing actions it never learned (see the module docstring)."""
     if spec == "random":
-        return random_policy(env)
+        return None, ({} if setting is None else {"setting": setting})
     if spec == PRETRAINED:
         spec = f"{PRETRAINED}:{env_id}"
-    return load_checkpoint_policy(spec, env_id)
+    act, env_kwargs = load_checkpoint_policy(spec, env_id)
+    trained_in = env_kwargs.get("setting", DEFAULT_SETTING)
+    if setting is not None and setting != trained_in:
+        raise PolicyError(
+            f"the policy {spec!r} was trained in the {trained_in!r} setting, not {setting!r}: its actions and "
+            f"observations mean something only there; leave out --setting to play it in its own"
+        )
+    return act, env_kwargs

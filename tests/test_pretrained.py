@@ -32,6 +32,7 @@ def test_shipped_policy_plays_as_recorded(game):
     meta = checkpoint.read_meta(checkpoint.pretrained_path(game))
     record = meta["record"]
     assert meta["policy_only"] and meta["config"]["sticky_action_prob"] is None  # MinAtar's setting: 0.1
+    assert checkpoint.policy_env_kwargs(name) == {"setting": "minatar", "obs_type": None, "obs_scale": None}
     assert record["greedy_episodes"] == 100 and record["run"].endswith(game)
     check = record["check"]
     returns = checkpoint.policy_returns(name, check["episodes"], check["key"])

@@ -280,6 +280,52 @@ def test_cli_renders_a_checkpoint_policy(tmp_path, checkpoints):
     np.testing.assert_array_equal(iio.imread(out), np.asarray(expected))
 
 
+# Always the third action: "right" in Breakout's minimal action set (pgx's setting), "up" (no move) in the full.
+THIRD_ACTION = jax.tree_util.Partial(preferred_action, jnp.array([0.0, 0.0, 1.0]))
+
+
+@pytest.fixture
+def pgx_checkpoint(tmp_path, checkpoints):
+    """A Breakout checkpoint trained in pgx's setting (minimal action set), as the stand-in loader sees it."""
+    checkpoints.load_policy = lambda path: ("maxatar/Breakout-v0", THIRD_ACTION)
+    checkpoints.policy_env_kwargs = lambda path: {"setting": "pgx", "sticky_action_prob": 0.0}
+    path = tmp_path / "breakout-pgx"
+    path.write_text("{}")
+    return path
+
+
+def test_cli_plays_a_checkpoint_in_the_environment_it_was_trained_in(tmp_path, pgx_checkpoint):
+    out = tmp_path / "agent.gif"
+    args = ["gif", "--env", "maxatar/Breakout-v0", "--policy", str(pgx_checkpoint), "--steps", str(FRAMES)]
+    assert main([*args, "--out", str(out)]) == 0
+    rollouts = {}
+    for setting in ("pgx", "minatar"):
+        env, params = maxatar.make("maxatar/Breakout-v0", setting=setting, sticky_action_prob=0.0)
+        rollouts[setting] = np.asarray(render_rollout(env, params, THIRD_ACTION, jax.random.key(0), FRAMES)[0])
+    written = iio.imread(out)
+    np.testing.assert_array_equal(written, rollouts["pgx"])  # the paddle moves right
+    assert not np.array_equal(written, rollouts["minatar"])  # what the full action set would have shown
+
+
+def test_cli_refuses_a_setting_other_than_the_policys(tmp_path, capsys, pgx_checkpoint):
+    args = ["gif", "--env", "maxatar/Breakout-v0", "--policy", str(pgx_checkpoint), "--setting", "minatar"]
+    err = gif_error([*args, "--out", str(tmp_path / "x.gif")], capsys)
+    assert "was trained in the 'pgx' setting, not 'minatar'" in err
+    args = ["play", "--env", "maxatar/Breakout-v0", "--policy", str(pgx_checkpoint), "--setting", "gymnax"]
+    assert "was trained in the 'pgx' setting, not 'gymnax'" in gif_error(args, capsys)
+    assert not list(tmp_path.glob("*.gif"))
+
+
+def test_cli_plays_random_and_human_games_in_the_chosen_setting(tmp_path):
+    out = tmp_path / "random.gif"
+    args = ["gif", "--env", "maxatar/Breakout-v0", "--setting", "gymnax", "--steps", str(FRAMES), "--out", str(out)]
+    assert main(args) == 0
+    env, params = maxatar.make("maxatar/Breakout-v0", setting="gymnax")
+    expected, _ = render_rollout(env, params, random_policy(env), jax.random.key(0), FRAMES)
+    np.testing.assert_array_equal(iio.imread(out), np.asarray(expected))
+    assert main(["play", "--env", "maxatar/Breakout-v0", "--setting", "pgx", "--fps", "60", "--steps", "2"]) == 0
+
+
 def gif_error(args: list[str], capsys) -> str:
     with pytest.raises(SystemExit) as exit_info:
         main(args)
@@ -298,6 +344,7 @@ def gif_error(args: list[str], capsys) -> str:
         ({"--steps": "many"}, "--steps: expected int, got 'many'"),
         ({"--seed": "-1"}, "--seed: must be >= 0"),
         ({"--policy": "{tmp}/no_such_checkpoint"}, "does not exist"),
+        ({"--setting": "ale"}, "--setting: invalid choice: 'ale'"),
     ],
 )
 def test_cli_rejects_bad_arguments(tmp_path, capsys, change, message):

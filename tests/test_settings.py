@@ -13,7 +13,7 @@ from maxatar.sb3 import make_sb3_vec_env
 from maxatar.settings import MINATAR_GAMES, SETTINGS
 from maxatar_agents import pqn
 from maxatar_agents.configs import make_config
-from maxatar_agents.program import env_from_config
+from maxatar_agents.program import env_from_config, env_kwargs
 
 # (sticky probability, full action set, time limit) per setting; every setting ramps the difficulty.
 EXPECTED = {"minatar": (0.1, True, 0), "gymnax": (0.0, False, 1000), "pgx": (0.1, False, 0)}
@@ -83,6 +83,7 @@ def test_agents_env_setting(setting):
     config = make_config(pqn, "maxatar/Breakout-v0", env_setting=setting)
     env, params = env_from_config(config)
     assert observed(env.num_actions, params) == expected("Breakout-v0", setting)
+    assert env_kwargs(config)["setting"] == setting  # what a renderer plays the trained policy in
     # the config's own sticky choice still wins over the setting's
     env, params = env_from_config(dataclasses.replace(config, sticky_action_prob=0.25))
     assert params.sticky_action_prob == pytest.approx(0.25)
