@@ -62,12 +62,13 @@ class Config(on_policy.OnPolicyConfig):
 # A preset's settings go on a few lines by theme (run, rollout and epochs, objective, network).
 # fmt: off
 PRESETS: dict[str, dict[str, Any]] = {
-    # MinAtar games in MinAtar's setting, sized for a CPU: pgx's PPO (3 epochs, lr 3e-4, the same objective)
-    # with 64 environments and 4 minibatches per rollout instead of 4096 environments, and the MinAtar
-    # network (3x3 convolution, 16 filters) under one 64-unit layer per head.
+    # MinAtar games in MinAtar's setting: PureJaxRL's MinAtar PPO (64 environments x 128 steps, 4 epochs of 8
+    # minibatches, ReLU, two 64-unit layers per head, and its large step size 5e-3) on the MinAtar network
+    # (3x3 convolution, 16 filters). pgx's step size (3e-4) left Breakout at a return of 5 from 1M frames on
+    # whatever else changed (value clipping, action set, sticky actions, width); 5e-3 reaches 18 in 1.5M.
     "minatar": dict(
-        total_steps=10_000_000, num_envs=64, num_steps=128, num_epochs=3, num_minibatches=4,
-        lr=3e-4, hidden=(64,),
+        total_steps=10_000_000, num_envs=64, num_steps=128, num_epochs=4, num_minibatches=8,
+        lr=5e-3, hidden=(64, 64), activation="relu",
     ),
     # CartPole-v1: PureJaxRL's CartPole PPO (4 epochs of 4 minibatches, 64-64 tanh networks) with 32
     # environments x 32 steps per rollout and a larger step size, in 200k frames.
