@@ -77,12 +77,10 @@ def _env_and_policy(parser: argparse.ArgumentParser, args: argparse.Namespace, s
     from renderers.policies import PolicyError, resolve_policy
     from renderers.rollout import random_policy
 
-    policy, env_kwargs = None, {} if args.setting is None else {"setting": args.setting}
-    if spec is not None:
-        try:
-            policy, env_kwargs = resolve_policy(spec, args.env, args.setting)
-        except PolicyError as error:
-            parser.error(str(error))
+    try:
+        policy, env_kwargs = resolve_policy(spec, args.env, args.setting)
+    except PolicyError as error:
+        parser.error(str(error))
     try:
         env, params = maxatar.make(args.env, **env_kwargs)
     except ValueError as error:

@@ -64,14 +64,15 @@ def load_checkpoint_policy(path: str | Path, env_id: str) -> tuple[Policy, dict[
     return act, ({} if env_kwargs is None else dict(env_kwargs(str(path))))
 
 
-def resolve_policy(spec: str, env_id: str, setting: str | None = None) -> tuple[Policy | None, dict[str, Any]]:
+def resolve_policy(spec: str | None, env_id: str, setting: str | None = None) -> tuple[Policy | None, dict[str, Any]]:
     """The policy `spec` names and the `maxatar.make` keywords of the environment to play it in.
 
-    `"random"` (policy None: `rollout.random_policy` of the environment made) plays in `setting` (None:
-    the environment's default); `"pretrained"` (the shipped policy for `env_id`), `"pretrained:<id>"` or a
-    checkpoint path play in the environment they were trained in, and a `setting` other than theirs is an
-    error rather than a policy choosing actions it never learned (see the module docstring)."""
-    if spec == "random":
+    `"random"` and None (a person plays) give no policy here (random play is `rollout.random_policy` of the
+    environment made) and play in `setting` (None: the environment's default); `"pretrained"` (the shipped
+    policy for `env_id`), `"pretrained:<id>"` or a checkpoint path play in the environment they were trained
+    in, and a `setting` other than theirs is an error rather than a policy choosing actions it never learned
+    (see the module docstring)."""
+    if spec in (None, "random"):
         return None, ({} if setting is None else {"setting": setting})
     if spec == PRETRAINED:
         spec = f"{PRETRAINED}:{env_id}"
