@@ -10,9 +10,9 @@ all seeds up to float rounding: XLA may round a batch of 2 seeds differently fro
 `--distributed`, `jax.distributed.initialize` joins several processes (hosts) first and the mesh spans the
 devices of all of them; every process runs the same command and process 0 writes the artefacts.
 
-A float field given a comma list (`--lr 1e-4,3e-4,1e-3`, or `--set lr=...`) is swept (`grid`): every seed
-trains with every combination of the listed values, all in the one program, and --out receives one
-directory per combination besides sweep.csv, sweep.json and sweep.png.
+A float field (or `sticky_action_prob`) given a comma list (`--lr 1e-4,3e-4,1e-3`, or `--set lr=...`) is
+swept (`grid`): every seed trains with every combination of the listed values, all in the one program, and
+--out receives one directory per combination besides sweep.csv, sweep.json and sweep.png.
 """
 
 from __future__ import annotations
@@ -170,7 +170,7 @@ def _overrides(args: argparse.Namespace, module) -> dict[str, Any]:
 def make_sweep(args: argparse.Namespace, module) -> dict[str, tuple[float, ...]]:
     """The swept fields and their values (empty for an ordinary run), unchecked (`grid.check_sweep`)."""
     hints = field_types(module.Config)
-    return {k: v for k, v in _overrides(args, module).items() if hints[k] is float and isinstance(v, tuple)}
+    return {k: v for k, v in _overrides(args, module).items() if grid.sweepable_kind(hints[k]) and isinstance(v, tuple)}
 
 
 def make_config(args: argparse.Namespace, module, base: Any | None = None) -> tuple[Any, str | None]:

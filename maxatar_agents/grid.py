@@ -1,7 +1,8 @@
 """Hyperparameter sweeps in one program (PureJaxRL's trick): float config fields that leave the program's
-shapes unchanged (a step size, gamma, an exploration rate, tau, an entropy target, ...) become inputs of the
-program instead of constants compiled into it, so every value of a sweep trains in the same jitted, vmapped
-program as the seeds do: seeds x values at once.
+shapes unchanged (a step size, gamma, an exploration rate, tau, an entropy target, ..., and the optional float
+`sticky_action_prob`, which the environment's params take traced) become inputs of the program instead of
+constants compiled into it, so every value of a sweep trains in the same jitted, vmapped program as the seeds
+do: seeds x values at once.
 
 `make_program(module, config, fields)` is the agent's `Program` whose init, interval and evaluate take one
 more argument, `values` (each swept field's value as a float32 scalar): inside, the agent builds its program
@@ -70,8 +71,8 @@ def check_sweep(module: Any, config: Any, sweep: Mapping[str, Sequence[float]]) 
         if len(set(checked[name])) != len(checked[name]):
             raise SweepError(f"field {name}: a value is listed twice in {list(checked[name])}")
     for combo in combinations(checked):
-        try:
-            dataclasses.replace(config, **combo)
+        try:  # the config's own checks, and the environment's (a sticky-action probability in [0, 1])
+            program_lib.env_from_config(dataclasses.replace(config, **combo))
         except (TypeError, ValueError) as error:
             raise SweepError(f"sweep value {label(combo)}: {error}") from None
     for name in checked:  # building the program is cheap; tracing the whole run waits for the compiler
@@ -93,8 +94,14 @@ def parse_values(name: str, kind: Any, text: str) -> tuple[float, ...]:
         raise SweepError(f"field {name}: expected a comma list of floats, got {text!r}") from None
 
 
+def sweepable_kind(kind: Any) -> bool:
+    """Whether a field of this type can be swept: a float, or an optional float whose None means "the
+    environment's default" (`sticky_action_prob`), since the environment's params take a traced value too."""
+    return kind is float or kind == (float | None)
+
+
 def _check_kind(name: str, kind: Any) -> None:
-    if kind is not float:
+    if not sweepable_kind(kind):
         kind = str(kind).replace("<class '", "").replace("'>", "")
         raise SweepError(
             f"field {name} cannot be swept: it changes the program's shape or code (only float fields can be "

@@ -177,6 +177,26 @@ def test_a_float_the_agent_needs_in_python_is_found_by_tracing():
         grid.check_sweep(pqn, config, {"learning_rate": [1e-4]})
 
 
+def test_the_sticky_action_probability_can_be_swept():
+    """`sticky_action_prob` (None: the environment's default) is swept like a float field: the environment's
+    params take the traced value, so the swept program plays each value exactly as the constant does, and a
+    value that is not a probability is refused before anything compiles."""
+    config = dataclasses.replace(make_config(pqn, "maxatar/CartPole-v1"), eval_episodes=8, hidden=(32,))
+    assert grid.check_sweep(pqn, config, {"sticky_action_prob": [0, 0.5]}) == {"sticky_action_prob": (0.0, 0.5)}
+    swept = grid.make_program(pqn, config, ["sticky_action_prob"])
+    evaluate = jax.jit(swept.evaluate)
+    returns = {}
+    for prob in (0.0, 0.5):
+        values = {"sticky_action_prob": jnp.float32(prob)}
+        ordinary = pqn.make_program(dataclasses.replace(config, sticky_action_prob=prob))
+        state = ordinary.init(jax.random.key(3))
+        returns[prob] = np.asarray(evaluate(state, values))
+        np.testing.assert_array_equal(returns[prob], jax.jit(ordinary.evaluate)(state))
+    assert not np.array_equal(returns[0.0], returns[0.5])  # the probability reached the environment
+    with pytest.raises(grid.SweepError, match="sticky_action_prob=1.5: sticky_action_prob must be a probability"):
+        grid.check_sweep(pqn, config, {"sticky_action_prob": [0.1, 1.5]})
+
+
 @pytest.mark.parametrize("module", [dqn, sac, ppo, pqn], ids=lambda m: m.ALGORITHM)
 def test_every_float_field_of_every_agent_can_be_swept(module):
     config = make_config(module, "maxatar/CartPole-v1")
