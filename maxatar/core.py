@@ -360,7 +360,11 @@ class Environment:
 def check_action(action, num_actions: int) -> int:
     """A concrete action as a Python int, or a clear error: every front end validates actions this one way
     (on the host, without a device call: the Python backend steps in microseconds)."""
-    if type(action) is not int:  # the common case skips numpy
+    if type(action) is int:  # the common cases skip numpy's dtype checks
+        pass
+    elif isinstance(action, np.integer):  # what `Discrete.sample()` returns
+        action = int(action)
+    else:
         array = np.asarray(action)
         if array.shape != () or not np.issubdtype(array.dtype, np.integer):
             raise TypeError(f"action must be an integer scalar, got {array.dtype}{list(array.shape)}: {action!r}")

@@ -58,6 +58,13 @@ def test_single_env_seeding_outputs_and_bad_actions():
             env.step(bad)
     with pytest.raises(TypeError, match="integer"):
         env.step(0.5)
+    for numpy_action in (np.int64(0), np.uint8(0)):  # what Discrete.sample() and numpy arrays hand out
+        env.reset(seed=11)
+        np.testing.assert_array_equal(env.step(numpy_action)[0], first[1])
+    with pytest.raises(ValueError, match="outside the action space"):
+        env.step(np.int64(2))
+    with pytest.raises(TypeError, match="integer"):
+        env.step(np.bool_(False))
     jax_env = gymnasium.make("maxatar/CartPole-v1", output="jax")
     obs, _ = jax_env.reset(seed=0)
     assert isinstance(obs, jax.Array)

@@ -10,12 +10,19 @@ from maxatar.twins import Twin, randint
 _BRICK_SHIFTS = np.arange(NUM_BRICK_BITS, dtype=np.int64).reshape(3, 10)
 
 
+def _wall_template(bricks: int) -> np.ndarray:
+    """An observation holding only the wall (channel 3, rows 1-3) of the brick bitmask `bricks`."""
+    obs = np.zeros((10, 10, 4), bool)
+    obs[1:4, :, 3] = (bricks >> _BRICK_SHIFTS) & 1 == 1
+    return obs
+
+
 class BreakoutTwin(Twin):
     """State: a list [ball_x, ball_y, ball_dir, pos, bricks, strike, last_x, last_y] of Python ints/bools."""
 
     def __init__(self, env, params):
         super().__init__(env, params)
-        self._wall = (FULL_WALL, np.ones((3, 10), bool))  # the last brick bitmask and its 3x10 map
+        self._wall = (FULL_WALL, _wall_template(FULL_WALL))  # the last brick bitmask and its observation
 
     def reset(self, uniforms):
         right = randint(uniforms[0], 0, 2) == 1
@@ -54,13 +61,12 @@ class BreakoutTwin(Twin):
 
     def observation(self, game):
         x, y, _, pos, bricks, _, last_x, last_y = game
-        obs = np.zeros((10, 10, 4), bool)
+        if self._wall[0] != bricks:
+            self._wall = (bricks, _wall_template(bricks))
+        obs = self._wall[1].copy()  # a copy of a ready wall costs half of filling zeros and the wall anew
         obs[9, pos, 0] = True
         obs[y, x, 1] = True
         obs[last_y, last_x, 2] = True
-        if self._wall[0] != bricks:
-            self._wall = (bricks, (bricks >> _BRICK_SHIFTS) & 1 == 1)
-        obs[1:4, :, 3] = self._wall[1]
         return obs
 
     def to_pure(self, game):
