@@ -74,8 +74,9 @@ _SCALARS = (
 
 
 class _Game:
-    """A Seaquest state. The scalars are SeaquestState's. `slots`: the 30 ring slots (`_Slot`); `enemies`: the
-    live ones in spawn order, oldest first; `shots`: the slots whose enemy bullet is alive (any order).
+    """A Seaquest state. The scalars are SeaquestState's. `slots`: the 30 ring slots (`_Slot`, or None while no
+    enemy has used it); `enemies`: the live ones in spawn order, oldest first; `shots`: the slots whose enemy
+    bullet is alive (any order).
     `bullets`: two friendly bullet records [alive, right, x, y]; `divers`: two diver records
     [alive, lr, x, y, move timer]; record 0 is the older, x is stored as in its 4 bits (0..15)."""
 
@@ -126,8 +127,8 @@ def _push(records, new) -> bool:
 
 
 class SeaquestTwin(Twin):
-    """State: a `_Game` (scalars, the 30 enemy slots as `_Slot` objects, the live enemies oldest first, the live
-    enemy bullets, the two friendly bullet and two diver records). `step` mutates it in place."""
+    """State: a `_Game` (scalars, the 30 enemy slots as `_Slot` objects or None, the live enemies oldest first,
+    the live enemy bullets, the two friendly bullet and two diver records). `step` mutates it in place."""
 
     def __init__(self, env, params):
         super().__init__(env, params)
@@ -140,7 +141,7 @@ class SeaquestTwin(Twin):
         g.sub_x, g.sub_y, g.sub_or, g.oxygen, g.diver_count, g.shot_timer = 5, 0, False, MAX_OXYGEN, 0, 0
         g.e_spawn_speed, g.e_spawn_timer, g.d_spawn_timer = INIT_SPAWN_SPEED, INIT_SPAWN_SPEED, DIVER_SPAWN_SPEED
         g.move_speed, g.ramp_index, g.surface, g.e_next, g.overflow = INIT_MOVE_SPEED, 0, True, 0, False
-        g.slots = [_Slot(i) for i in range(NUM_ENEMY_SLOTS)]
+        g.slots = [None] * NUM_ENEMY_SLOTS  # a slot is made when an enemy first spawns into it: resets stay cheap
         g.enemies, g.shots = [], []
         g.bullets = [[False, False, 0, 0], [False, False, 0, 0]]
         g.divers = [[False, False, 0, 0, 0], [False, False, 0, 0, 0]]
@@ -161,6 +162,8 @@ class SeaquestTwin(Twin):
                     break
             else:
                 s = g.slots[g.e_next]
+                if s is None:
+                    s = g.slots[g.e_next] = _Slot(g.e_next)
                 if s.alive or s.firing:  # never in reachable play: the slot is kept, the flag set
                     g.overflow = True
                 else:
@@ -399,7 +402,7 @@ class SeaquestTwin(Twin):
 
     def to_pure(self, g):
         """The JAX `SeaquestState`: the slots bit-sliced into their planes, the records packed."""
-        slots = g.slots
+        slots = [_Slot(i) if s is None else s for i, s in enumerate(g.slots)]
         i8 = np.int8
         return SeaquestState(
             sub_x=i8(g.sub_x),
