@@ -77,11 +77,14 @@ PRESETS: dict[str, dict[str, Any]] = {
         num_envs=32, num_steps=32, num_epochs=4, num_minibatches=4,
         lr=2.5e-3, hidden=(64, 64),
     ),
-    # Doors: the one-hot grid, 100-step episodes.
+    # Doors: the one-hot grid, 100-step episodes. Several moves are often equally good there, so the policy
+    # stays spread out and its most probable action can walk into the wall for good: with step size 1e-3 and
+    # the entropy bonus, sampled play reached 15.2 but the most probable action 9 (2 seeds). 3e-3 and no
+    # bonus: 13.6 (4 other seeds), sampled play unchanged.
     "doors": dict(
         env_id="maxatar/Doors-v0", total_steps=500_000, log_points=20,
         num_envs=32, num_steps=64, num_epochs=4, num_minibatches=4,
-        lr=1e-3, hidden=(64,),
+        lr=3e-3, ent_coef=0.0, hidden=(64,),
     ),
 }
 # fmt: on
