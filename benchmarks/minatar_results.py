@@ -4,7 +4,7 @@ command line, with the learning curves, the pretrained policies and the GIFs of 
 MinAtar's setting is the environments' default: sticky actions 0.1, difficulty ramping, the full action set.
 The protocol (`PROTOCOL`): each agent with its own preset for the games, 3 seeds trained together in one
 vmapped program, at most MinAtar's 5M frames per seed; DQN's `minatar` preset (MinAtar's `examples/dqn.py`,
-the paper's protocol) on two games besides.
+the paper's protocol) on two games besides, its 3 seeds trained one process each (see `Entry.seeds_per_process`).
 
     python -m benchmarks.minatar_results run            # every run of the protocol in turn (hours on a CPU)
     python -m benchmarks.minatar_results run --resume   # after any interruption: continue where it stopped
@@ -64,16 +64,30 @@ CHECK_EPISODES = 10  # episodes of the fixed evaluation a shipped policy records
 
 @dataclasses.dataclass(frozen=True)
 class Entry:
-    """One agent with one preset on some games; `frames` caps the preset's frames per seed (None: its own)."""
+    """One agent with one preset on some games; `frames` caps the preset's frames per seed (None: its own).
+
+    `seeds_per_process` below SEEDS trains the seeds in turn, that many per process (a *part*, with its own
+    checkpoint and result files under `seeds-<first seed>/`), and merges the parts' results once all are done:
+    for runs too long to finish in one sitting, where vmapping the seeds gains little."""
 
     algo: str
     preset: str
     games: tuple[str, ...]
     frames: int | None
+    seeds_per_process: int = SEEDS
 
     @property
     def name(self) -> str:
         return f"{self.algo}-{self.preset}"
+
+    def parts(self) -> list[tuple[int, int]]:
+        """(first seed, number of seeds) of each process the SEEDS seeds train in."""
+        step = self.seeds_per_process
+        return [(first, min(step, SEEDS - first)) for first in range(0, SEEDS, step)]
+
+    def part_name(self, first: int) -> str:
+        """The subdirectory of a part's checkpoint and result files ('' when the seeds train together)."""
+        return "" if self.seeds_per_process >= SEEDS else f"seeds-{first}"
 
 
 # In the order they run: the fastest agents first, so the table and the shipped policies fill in early.
@@ -82,7 +96,12 @@ PROTOCOL = (
     Entry("ppo", "minatar", tuple(GAMES), MINATAR_FRAMES),
     Entry("dqn", "fast", tuple(GAMES), None),
     Entry("sac", "fast", tuple(GAMES), None),
-    Entry("dqn", "minatar", ("Breakout-v0", "SpaceInvaders-v0"), None),
+    # One update of 32 samples per frame for 5M frames: 3 seeds together take about 3.1 hours on this CPU (1349
+    # seed-frames/s with 4 seeds vmapped against 1444 frames/s with 1, README "DQN `minatar` preset against
+    # MinAtar's PyTorch"), longer than the sessions this table is trained in (their end stops the job, and the
+    # checkpoints, hundreds of MB, are not kept); one seed per process takes about an hour, and a finished
+    # part's result files are committed.
+    Entry("dqn", "minatar", ("Breakout-v0", "SpaceInvaders-v0"), None, seeds_per_process=1),
 )
 
 
@@ -101,9 +120,15 @@ def finished(results: Path, entry: Entry, game: str) -> bool:
 # --- run ---
 
 
-def agent_argv(entry: Entry, game: str, out: Path, resume: bool) -> list[str]:
-    """The agent command line of one run (what a user would type after `python -m maxatar_agents.<algo>`)."""
-    argv = ["--env", f"maxatar/{game}", "--preset", entry.preset, "--seeds", str(SEEDS), "--out", str(out)]
+def part_finished(results: Path, entry: Entry, game: str, first: int) -> bool:
+    return (result_dir(results, entry, game) / entry.part_name(first) / "summary.json").is_file()
+
+
+def agent_argv(entry: Entry, game: str, out: Path, resume: bool, first: int = 0, count: int = SEEDS) -> list[str]:
+    """The agent command line of one run, or of its part training `count` seeds from `first` (what a user would
+    type after `python -m maxatar_agents.<algo>`)."""
+    argv = ["--env", f"maxatar/{game}", "--preset", entry.preset, "--seeds", str(count), "--out", str(out)]
+    argv += ["--seed", str(first)]
     if entry.frames is not None:
         argv += ["--total-steps", str(entry.frames)]
     frames = entry.frames or MINATAR_FRAMES
@@ -112,21 +137,56 @@ def agent_argv(entry: Entry, game: str, out: Path, resume: bool) -> list[str]:
 
 
 def train_one(entry: Entry, game: str, runs: Path, results: Path, progress: bool) -> None:
-    """Train (or continue) one run with the agent's command line, then keep its small result files."""
+    """Train (or continue) one run, part by part, with the agent's command line, keeping each part's small
+    result files; then, for a run in parts, merge them."""
+    dest = result_dir(results, entry, game)
+    for first, count in entry.parts():
+        if not part_finished(results, entry, game, first):
+            part = entry.part_name(first)
+            train_part(entry, game, first, count, runs / entry.name / game / part, dest / part, progress)
+    if len(entry.parts()) > 1:
+        merge_parts(entry, dest)
+
+
+def train_part(entry: Entry, game: str, first: int, count: int, out: Path, dest: Path, progress: bool) -> None:
+    """Train (or continue) `count` seeds from `first` in one process, then keep their small result files."""
     from maxatar_agents import checkpoint, cli
 
-    out = runs / entry.name / game
     resume = checkpoint.exists(out)
     if resume:
         done = checkpoint.read_meta(out).get("final_eval") is not None
         if done:  # trained, but its results were not copied (interrupted just after): copy them now
-            keep_results(out, result_dir(results, entry, game), None, machine())
+            keep_results(out, dest, None, machine())
             return
-    argv = agent_argv(entry, game, out, resume)
+    argv = agent_argv(entry, game, out, resume, first, count)
     print(f"$ python -m maxatar_agents.{entry.algo} {' '.join(argv)}", flush=True)
     load_before = machine()
     cli.run(entry.algo, argv + ([] if progress else ["--no-progress"]))
-    keep_results(out, result_dir(results, entry, game), load_before, machine())
+    keep_results(out, dest, load_before, machine())
+
+
+def merge_parts(entry: Entry, dest: Path) -> None:
+    """A run's result files from those of its parts: every seed's metrics rows, the seeds' evaluations side by
+    side, and the parts' wall-clock summed (the time the seeds took on this machine, one after the other)."""
+    parts = [dest / entry.part_name(first) for first, _ in entry.parts()]
+    tables = [(part / "metrics.csv").read_text().splitlines() for part in parts]
+    if len({table[0] for table in tables}) != 1:
+        raise ValueError(f"the parts in {dest} log different metrics; they cannot be merged")
+    (dest / "metrics.csv").write_text("\n".join([tables[0][0], *(row for t in tables for row in t[1:])]) + "\n")
+    summaries = [json.loads((part / "summary.json").read_text()) for part in parts]
+    merged = {k: v for k, v in summaries[0].items() if k not in ("compile_time_last_session", "checkpoint")}
+    merged["seeds"] = [seed for s in summaries for seed in s["seeds"]]
+    merged["final_eval_return_per_seed"] = [r for s in summaries for r in s["final_eval_return_per_seed"]]
+    merged["final_eval_return_mean"] = float(np.mean(merged["final_eval_return_per_seed"]))
+    merged["wall_time"] = sum(s["wall_time"] for s in summaries)
+    merged["frames_per_second_all_seeds"] = merged["frames_per_seed"] * len(merged["seeds"]) / merged["wall_time"]
+    merged["machine_at_start"] = summaries[0]["machine_at_start"]
+    merged["machine_at_end"] = summaries[-1]["machine_at_end"]
+    keep = ("seeds", "wall_time", "final_eval_return_per_seed", "checkpoint", "machine_at_start", "machine_at_end")
+    merged["parts"] = [
+        {"dir": part.name, **{k: s.get(k) for k in keep}} for part, s in zip(parts, summaries, strict=True)
+    ]
+    (dest / "summary.json").write_text(json.dumps(merged, indent=1))
 
 
 def keep_results(run: Path, dest: Path, load_before: str | None, load_after: str) -> None:
@@ -153,7 +213,12 @@ def run(args) -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started in the background (nohup ... &)
 
     plan = [(e, g) for e, g in planned_runs() if (not args.algos or e.algo in args.algos) and g in args.games]
-    started = [(e, g) for e, g in plan if finished(args.results, e, g) or checkpoint.exists(args.runs / e.name / g)]
+    started = [
+        (e, g)
+        for e, g in plan
+        for first, _ in e.parts()
+        if part_finished(args.results, e, g, first) or checkpoint.exists(args.runs / e.name / g / e.part_name(first))
+    ]
     if started and not args.resume:
         names = ", ".join(f"{e.name}/{g}" for e, g in started[:3])
         raise SystemExit(
@@ -205,22 +270,26 @@ def export(args) -> None:
 
     for game, (name, summary) in sorted(strongest(args.results).items()):
         per_seed = summary["final_eval_return_per_seed"]
-        seed_index = int(np.argmax(per_seed))
+        best = int(np.argmax(per_seed))
+        run_dir, seed_index = args.runs / name / game, best
+        for part in summary.get("parts", ()):  # a run in parts: the best seed's part, and its place there
+            if summary["seeds"][best] in part["seeds"]:
+                run_dir, seed_index = run_dir / part["dir"], part["seeds"].index(summary["seeds"][best])
+                break
         dest = args.pretrained / game
         if (dest / checkpoint.META_FILE).is_file():
             shipped = json.loads((dest / checkpoint.META_FILE).read_text())["record"]
-            if shipped["run"] == f"{name}/{game}" and shipped["seed"] == summary["seeds"][seed_index]:
+            if shipped["run"] == f"{name}/{game}" and shipped["seed"] == summary["seeds"][best]:
                 continue
-            if shipped["greedy_return"] >= per_seed[seed_index] and not args.force:
+            if shipped["greedy_return"] >= per_seed[best] and not args.force:
                 continue
-        run_dir = args.runs / name / game
         if not checkpoint.exists(run_dir):
             print(f"{game}: the strongest run {name} is not in {run_dir}; the shipped policy stays", file=sys.stderr)
             continue
         record = {
             "run": f"{name}/{game}",
-            "seed": summary["seeds"][seed_index],
-            "greedy_return": per_seed[seed_index],
+            "seed": summary["seeds"][best],
+            "greedy_return": per_seed[best],
             "greedy_episodes": summary["final_eval_episodes"],
             "frames_per_seed": summary["frames_per_seed"],
             "setting": "MinAtar: sticky actions 0.1, difficulty ramping, full action set",
@@ -313,7 +382,9 @@ def report(args) -> None:
         "*greedy* is the final policy's (greedy, or most probable action) mean return over 100 evaluation "
         "episodes. Both are mean ± standard deviation over seeds (range). Wall-clock is the training time of the "
         f"{SEEDS} seeds together, compilation excluded, on a machine shared with other jobs (each run's load "
-        "average is in its summary.json). MinAtar's DQN and AC(0.8) returns are those of its paper after 5M "
+        "average is in its summary.json); DQN's `minatar` preset (MinAtar's `examples/dqn.py`: one update per "
+        "frame, 3 hours for 3 seeds together) trains its seeds one process each, in turn, and its wall-clock is "
+        "their sum. MinAtar's DQN and AC(0.8) returns are those of its paper after 5M "
         "frames (30 seeds, same setting; AC read off its figure); pgx's PPO returns are after 20M frames with "
         "the minimal action set, and after 5M frames (its budget's first quarter, the frames used here) as read "
         "off its learning curves (roughly: their axis is seconds).",
@@ -332,7 +403,8 @@ def report(args) -> None:
             label = f"{entry.algo.upper()} (`{entry.preset}`)"
             summary = found.get((entry.name, game))
             if summary is None:
-                pending.append(f"{entry.name} on {game}")
+                done = sum(n for first, n in entry.parts() if part_finished(args.results, entry, game, first))
+                pending.append(f"{entry.name} on {game}" + (f" ({done} of {SEEDS} seeds done)" if done else ""))
                 continue
             rows = read_rows(result_dir(args.results, entry, game) / "metrics.csv")
             frames, table = curve_table(rows)

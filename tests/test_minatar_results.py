@@ -20,17 +20,20 @@ def namespace(tmp_path, **extra) -> argparse.Namespace:
 
 def write_run(results, entry: mr.Entry, game: str, finals: list[float], greedy: list[float]) -> None:
     """A finished run's two result files, as `keep_results` leaves them."""
-    out = mr.result_dir(results, entry, game)
+    write_result_files(mr.result_dir(results, entry, game), finals, greedy, seeds=list(range(len(finals))))
+
+
+def write_result_files(out, finals: list[float], greedy: list[float], seeds: list[int], **machine) -> None:
     out.mkdir(parents=True)
     with open(out / "metrics.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=["seed", "frames", "episodes", "recent_return", "wall_time"])
         writer.writeheader()
-        for seed, final in enumerate(finals):
+        for seed, final in zip(seeds, finals, strict=True):
             for frames, fraction in ((1000, 0.5), (2000, 1.0)):
                 writer.writerow(
                     {"seed": seed, "frames": frames, "episodes": 9, "recent_return": final * fraction, "wall_time": 1}
                 )
-    summary = {"frames_per_seed": 2000, "wall_time": 600.0, "seeds": list(range(len(finals)))}
+    summary = {"frames_per_seed": 2000, "wall_time": 600.0, "seeds": seeds, **machine}
     summary |= {"final_eval_return_per_seed": greedy, "final_eval_return_mean": sum(greedy) / len(greedy)}
     summary["final_eval_episodes"] = 100
     (out / "summary.json").write_text(json.dumps(summary))
@@ -70,3 +73,38 @@ def test_report_rebuilds_the_table_and_curves_from_the_results_files(tmp_path, c
     assert "dqn-fast on Breakout-v0" in text  # what is still to train is listed
     assert (tmp_path / "figures" / "breakout.png").stat().st_size > 10_000
     assert not (tmp_path / "figures" / "asterix.png").exists()
+
+
+DQN_PAPER = next(e for e in mr.PROTOCOL if (e.algo, e.preset) == ("dqn", "minatar"))
+
+
+def test_a_run_too_long_for_one_sitting_trains_its_seeds_one_process_each(tmp_path):
+    assert DQN_PAPER.parts() == [(0, 1), (1, 1), (2, 1)] and mr.PROTOCOL[0].parts() == [(0, mr.SEEDS)]
+    out = tmp_path / "runs" / "dqn-minatar" / "Breakout-v0" / DQN_PAPER.part_name(2)
+    argv = mr.agent_argv(DQN_PAPER, "Breakout-v0", out, resume=False, first=2, count=1)
+    assert argv[argv.index("--seeds") + 1] == "1" and argv[argv.index("--seed") + 1] == "2"
+    assert argv[argv.index("--out") + 1].endswith("seeds-2") and "--total-steps" not in argv
+
+
+def test_the_parts_of_a_run_merge_into_one_run_and_ship_the_best_seeds_part(tmp_path, capsys):
+    results = tmp_path / "results"
+    run = mr.result_dir(results, DQN_PAPER, "Breakout-v0")
+    for first, greedy in ((0, 20.0), (1, 35.0), (2, 25.0)):
+        machine = {"machine_at_start": f"s{first}", "machine_at_end": "e"}
+        write_result_files(run / DQN_PAPER.part_name(first), [10.0 + first], [greedy], [first], **machine)
+        if first == 0:  # the table says how far a run in parts has got
+            mr.report(namespace(tmp_path, readme=None))
+            assert "dqn-minatar on Breakout-v0 (1 of 3 seeds done)" in capsys.readouterr().out
+    assert not mr.finished(results, DQN_PAPER, "Breakout-v0")
+    mr.train_one(DQN_PAPER, "Breakout-v0", tmp_path / "runs", results, progress=False)  # all parts done: merge only
+    assert mr.finished(results, DQN_PAPER, "Breakout-v0")
+    merged = json.loads((run / "summary.json").read_text())
+    assert merged["seeds"] == [0, 1, 2] and merged["final_eval_return_per_seed"] == [20.0, 35.0, 25.0]
+    assert merged["wall_time"] == 1800.0 and merged["machine_at_start"] == "s0"
+    assert [part["dir"] for part in merged["parts"]] == ["seeds-0", "seeds-1", "seeds-2"]
+    frames, table = mr.curve_table(mr.read_rows(run / "metrics.csv"))
+    assert table[:, -1].tolist() == [10.0, 11.0, 12.0]
+    # The strongest run on Breakout: its best seed (1) is exported from that seed's part.
+    args = namespace(tmp_path, force=False)
+    mr.export(args)
+    assert f"{tmp_path / 'runs' / 'dqn-minatar' / 'Breakout-v0' / 'seeds-1'}" in capsys.readouterr().err
