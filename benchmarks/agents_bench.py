@@ -39,6 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from benchmarks.machine import cpu_description
 from maxatar_agents import dqn
 from maxatar_agents.configs import default_preset, make_config
 from maxatar_agents.registry import AGENT_MODULES, agent_module
@@ -63,7 +64,7 @@ def cpu_seconds() -> float:
 
 def machine() -> str:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return f"{os.cpu_count()} CPUs, load average {load}, jax {jax.__version__} on {jax.devices()[0].platform}"
+    return f"{cpu_description()}, load average {load}, jax {jax.__version__} on {jax.devices()[0].platform}"
 
 
 def keys_for(seeds: int) -> jax.Array:

@@ -28,6 +28,7 @@ import maxatar
 from benchmarks import report
 from benchmarks.harness import JaxRunner, LoopRunner, PythonStepRunner
 from benchmarks.impls import JaxImpl, ceiling_impl, maxatar_impls, peer_impls, short_id
+from benchmarks.machine import cpu_description
 
 QUICK = {"sizes": [1, 64], "repeats": 1, "steps": 32, "min_time": 0.05, "gym_size": 64}
 QUICK_ENVS = ["CartPole-v1", "Doors-v0", "Breakout-v0"]
@@ -192,12 +193,6 @@ def measure_gym(env_id: str, pure_impl: JaxImpl | None, args) -> list[dict]:
 
 
 def machine_note() -> str:
-    model = platform.processor() or "?"
-    try:
-        with open("/proc/cpuinfo") as file:
-            model = next(line.split(":", 1)[1].strip() for line in file if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
     versions = []
     for package in ("jax", "jaxlib", "gymnax", "pgx", "gymnasium", "minatar", "numpy"):
         try:
@@ -206,7 +201,7 @@ def machine_note() -> str:
             versions.append(f"{package} not installed")
     load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     return (
-        f"{model}, {os.cpu_count()} logical CPUs, {jax.devices()[0].platform} backend; Python "
+        f"{cpu_description()}, {jax.devices()[0].platform} backend; Python "
         f"{platform.python_version()}; {', '.join(versions)}; load average (1/5/15 min) {load}"
     )
 

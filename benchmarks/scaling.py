@@ -17,12 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from benchmarks.machine import cpu_description
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -88,13 +89,7 @@ def child(env_id: str, n: int, devices: int, steps: int, repeats: int, real: boo
 
 
 def machine() -> str:
-    model = platform.processor() or "?"
-    try:
-        with open("/proc/cpuinfo") as file:
-            model = next(line.split(":", 1)[1].strip() for line in file if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{model}, {os.cpu_count()} cores, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    return f"{cpu_description()}, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -108,3 +108,13 @@ def test_the_parts_of_a_run_merge_into_one_run_and_ship_the_best_seeds_part(tmp_
     args = namespace(tmp_path, force=False)
     mr.export(args)
     assert f"{tmp_path / 'runs' / 'dqn-minatar' / 'Breakout-v0' / 'seeds-1'}" in capsys.readouterr().err
+
+
+def test_the_machine_note_names_the_widest_vector_extension_that_wall_clocks_depend_on():
+    from benchmarks.machine import cpu_description, cpu_flags, vector_isa
+
+    cpuinfo = "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse2 avx fma avx2 avx512f avx512vl\n"
+    assert vector_isa(cpu_flags(cpuinfo)) == "AVX-512"
+    assert vector_isa(cpu_flags(cpuinfo.replace(" avx512f avx512vl", ""))) == "AVX2"
+    assert vector_isa(cpu_flags("model name\t: Neoverse\nFeatures\t: fp asimd\n")) == ""
+    assert cpu_description().endswith("logical CPUs") and mr.machine().startswith(cpu_description())
