@@ -96,11 +96,12 @@ PROTOCOL = (
     Entry("ppo", "minatar", tuple(GAMES), MINATAR_FRAMES),
     Entry("dqn", "fast", tuple(GAMES), None),
     Entry("sac", "fast", tuple(GAMES), None),
-    # One update of 32 samples per frame for 5M frames: 3 seeds together take about 3.1 hours on this CPU (1349
-    # seed-frames/s with 4 seeds vmapped against 1444 frames/s with 1, README "DQN `minatar` preset against
-    # MinAtar's PyTorch"), longer than the sessions this table is trained in (their end stops the job, and the
-    # checkpoints, hundreds of MB, are not kept); one seed per process takes about an hour, and a finished
-    # part's result files are committed.
+    # One update of 32 samples per frame for 5M frames: 3 seeds together take about 3.1 hours on a 2-core CPU
+    # with AVX-512 (1349 seed-frames/s with 4 seeds vmapped against 1444 frames/s with 1, README "DQN `minatar`
+    # preset against MinAtar's PyTorch") and about 7 on one with AVX2 only (610 frames/s with 1), longer than the
+    # sessions this table is trained in (their end stops the job); one seed per process takes 1 to 2.3 hours,
+    # and a finished part's result files are committed. `--runs` outside the work tree keeps a part's checkpoint
+    # for a later session on the same machine.
     Entry("dqn", "minatar", ("Breakout-v0", "SpaceInvaders-v0"), None, seeds_per_process=1),
 )
 
@@ -377,14 +378,16 @@ def report(args) -> None:
         "",
         f"Every agent on every MinAtar game in **MinAtar's setting** (sticky actions 0.1, difficulty ramping, full "
         f"action set), each with its own preset for the games, {SEEDS} seeds trained together in one vmapped "
-        f"program on this 2-core CPU (`python -m benchmarks.minatar_results run`; resumable with `--resume`). "
+        f"program on a 2-core CPU (`python -m benchmarks.minatar_results run`; resumable with `--resume`). "
         "*Final* is MinAtar's measure: the mean return of the last 100 training episodes at the end of the run; "
         "*greedy* is the final policy's (greedy, or most probable action) mean return over 100 evaluation "
         "episodes. Both are mean ± standard deviation over seeds (range). Wall-clock is the training time of the "
-        f"{SEEDS} seeds together, compilation excluded, on a machine shared with other jobs (each run's load "
-        "average is in its summary.json); DQN's `minatar` preset (MinAtar's `examples/dqn.py`: one update per "
-        "frame, 3 hours for 3 seeds together) trains its seeds one process each, in turn, and its wall-clock is "
-        "their sum. MinAtar's DQN and AC(0.8) returns are those of its paper after 5M "
+        f"{SEEDS} seeds together, compilation excluded, on a machine shared with other jobs; the runs were trained "
+        "over several sessions on 2-core machines that are not all alike (one with AVX-512 trains these small "
+        "networks about twice as fast as one with AVX2 only), and each run's summary.json records its machine "
+        "and load average. DQN's `minatar` preset (MinAtar's `examples/dqn.py`: one update per frame, 1 to 2.3 "
+        "hours per seed) trains its seeds one process each, in turn, and its wall-clock is their sum. MinAtar's "
+        "DQN and AC(0.8) returns are those of its paper after 5M "
         "frames (30 seeds, same setting; AC read off its figure); pgx's PPO returns are after 20M frames with "
         "the minimal action set, and after 5M frames (its budget's first quarter, the frames used here) as read "
         "off its learning curves (roughly: their axis is seconds).",
