@@ -28,6 +28,7 @@ at its start and end beside them.
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
 import json
 import os
@@ -167,13 +168,20 @@ def train_part(entry: Entry, game: str, first: int, count: int, out: Path, dest:
 
 
 def merge_parts(entry: Entry, dest: Path) -> None:
-    """A run's result files from those of its parts: every seed's metrics rows, the seeds' evaluations side by
-    side, and the parts' wall-clock summed (the time the seeds took on this machine, one after the other)."""
-    parts = [dest / entry.part_name(first) for first, _ in entry.parts()]
+    """A run's result files from those of its parts, once all are done (see `combine_parts`)."""
+    metrics, summary = combine_parts([dest / entry.part_name(first) for first, _ in entry.parts()])
+    (dest / "metrics.csv").write_text(metrics)
+    (dest / "summary.json").write_text(json.dumps(summary, indent=1))
+
+
+def combine_parts(parts: list[Path]) -> tuple[str, dict]:
+    """The metrics.csv text and summary of the seeds of finished parts taken together: every seed's metrics rows,
+    the seeds' evaluations side by side, and the parts' wall-clock summed (the time the seeds took on this
+    machine, one after the other)."""
     tables = [(part / "metrics.csv").read_text().splitlines() for part in parts]
     if len({table[0] for table in tables}) != 1:
-        raise ValueError(f"the parts in {dest} log different metrics; they cannot be merged")
-    (dest / "metrics.csv").write_text("\n".join([tables[0][0], *(row for t in tables for row in t[1:])]) + "\n")
+        raise ValueError(f"the parts {[str(p) for p in parts]} log different metrics; they cannot be merged")
+    metrics = "\n".join([tables[0][0], *(row for t in tables for row in t[1:])]) + "\n"
     summaries = [json.loads((part / "summary.json").read_text()) for part in parts]
     merged = {k: v for k, v in summaries[0].items() if k not in ("compile_time_last_session", "checkpoint")}
     merged["seeds"] = [seed for s in summaries for seed in s["seeds"]]
@@ -187,7 +195,7 @@ def merge_parts(entry: Entry, dest: Path) -> None:
     merged["parts"] = [
         {"dir": part.name, **{k: s.get(k) for k in keep}} for part, s in zip(parts, summaries, strict=True)
     ]
-    (dest / "summary.json").write_text(json.dumps(merged, indent=1))
+    return metrics, merged
 
 
 def keep_results(run: Path, dest: Path, load_before: str | None, load_after: str) -> None:
@@ -367,9 +375,21 @@ def spread(values: list[float]) -> str:
     return f"{v.mean():.1f} ± {v.std():.1f} ({v.min():.1f}-{v.max():.1f})"
 
 
+def run_results(results: Path, entry: Entry, game: str) -> tuple[dict, list[dict]] | None:
+    """The summary and metrics rows of a finished run; of an unfinished run in parts, those of the seeds its
+    finished parts trained (the table shows them as they come); None when there are none."""
+    dest = result_dir(results, entry, game)
+    if finished(results, entry, game):
+        return json.loads((dest / "summary.json").read_text()), read_rows(dest / "metrics.csv")
+    done = [dest / entry.part_name(first) for first, _ in entry.parts() if part_finished(results, entry, game, first)]
+    if len(entry.parts()) == 1 or not done:
+        return None
+    metrics, summary = combine_parts(done)
+    return summary, list(csv.DictReader(metrics.splitlines()))
+
+
 def report(args) -> None:
     """The README's results section and the PNG per game, from the committed results files only."""
-    found = summaries(args.results)
     lines = [
         README_START,
         "",
@@ -403,26 +423,28 @@ def report(args) -> None:
         for entry in PROTOCOL:
             if game not in entry.games:
                 continue
-            label = f"{entry.algo.upper()} (`{entry.preset}`)"
-            summary = found.get((entry.name, game))
-            if summary is None:
-                done = sum(n for first, n in entry.parts() if part_finished(args.results, entry, game, first))
-                pending.append(f"{entry.name} on {game}" + (f" ({done} of {SEEDS} seeds done)" if done else ""))
+            found = run_results(args.results, entry, game)
+            seeds = 0 if found is None else len(found[0]["seeds"])
+            if seeds < SEEDS:
+                pending.append(f"{entry.name} on {game}" + (f" ({seeds} of {SEEDS} seeds done)" if seeds else ""))
+            if found is None:
                 continue
-            rows = read_rows(result_dir(args.results, entry, game) / "metrics.csv")
+            summary, rows = found
+            so_far = "" if seeds == SEEDS else f"{seeds} of {SEEDS}"
+            label = f"{entry.algo.upper()} (`{entry.preset}`)" + (f", {so_far} seeds so far" if so_far else "")
             frames, table = curve_table(rows)
             curves[f"{entry.algo.upper()} {entry.preset}"] = (frames, table)
-            minutes = summary["wall_time"] / 60
+            minutes = f"{summary['wall_time'] / 60:.0f} min" + (f" ({so_far})" if so_far else "")
             lines.append(
                 f"| {game.split('-')[0]} | {label} | {summary['frames_per_seed'] / 1e6:.1f}M | "
-                f"{spread(table[:, -1])} | {spread(summary['final_eval_return_per_seed'])} | {minutes:.0f} min | "
+                f"{spread(table[:, -1])} | {spread(summary['final_eval_return_per_seed'])} | {minutes} | "
                 f"{MINATAR_DQN[game]} | {MINATAR_AC[game]} | {PGX_PPO[game]} | ~{PGX_PPO_5M[game]} |"
             )
         if curves:
             plot_game(game, curves, args.figures / f"{game.split('-')[0].lower()}.png")
     lines.append("")
     if pending:
-        lines += [f"Not trained yet ({len(pending)} runs; `run --resume` continues): {', '.join(pending)}.", ""]
+        lines += [f"Not finished yet ({len(pending)} runs; `run --resume` continues): {', '.join(pending)}.", ""]
     figures = [args.figures / f"{game.split('-')[0].lower()}.png" for game in GAMES]
     drawn = [f"![{game}]({path})" for game, path in zip(GAMES, figures, strict=True) if path.exists()]
     if drawn:

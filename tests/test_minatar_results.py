@@ -92,9 +92,13 @@ def test_the_parts_of_a_run_merge_into_one_run_and_ship_the_best_seeds_part(tmp_
     for first, greedy in ((0, 20.0), (1, 35.0), (2, 25.0)):
         machine = {"machine_at_start": f"s{first}", "machine_at_end": "e"}
         write_result_files(run / DQN_PAPER.part_name(first), [10.0 + first], [greedy], [first], **machine)
-        if first == 0:  # the table says how far a run in parts has got
+        if first == 0:  # the table says how far a run in parts has got, and shows the seeds finished so far
             mr.report(namespace(tmp_path, readme=None))
-            assert "dqn-minatar on Breakout-v0 (1 of 3 seeds done)" in capsys.readouterr().out
+            out = capsys.readouterr().out
+            assert "dqn-minatar on Breakout-v0 (1 of 3 seeds done)" in out
+            row = next(line for line in out.splitlines() if "DQN (`minatar`)" in line)
+            assert "1 of 3 seeds so far" in row and "| 10.0 ± 0.0 (10.0-10.0) | 20.0 ± 0.0 (20.0-20.0) |" in row
+            assert "| 10 min (1 of 3) |" in row and not (run / "summary.json").exists()
     assert not mr.finished(results, DQN_PAPER, "Breakout-v0")
     mr.train_one(DQN_PAPER, "Breakout-v0", tmp_path / "runs", results, progress=False)  # all parts done: merge only
     assert mr.finished(results, DQN_PAPER, "Breakout-v0")
