@@ -30,13 +30,11 @@ def vector_isa(flags: set[str]) -> str:
 
 def cpu_description() -> str:
     """'<model>, <widest vector extension>, <n> logical CPUs' (the model from /proc/cpuinfo where there is one)."""
-    model, isa = platform.processor() or platform.machine() or "?", ""
     try:
         with open("/proc/cpuinfo") as file:
             text = file.read()
     except OSError:
         text = ""
     names = [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")]
-    model = names[0] if names else model
-    isa = vector_isa(cpu_flags(text))
-    return ", ".join(part for part in (model, isa, f"{os.cpu_count()} logical CPUs") if part)
+    model = names[0] if names else platform.processor() or platform.machine() or "?"
+    return ", ".join(part for part in (model, vector_isa(cpu_flags(text)), f"{os.cpu_count()} logical CPUs") if part)
