@@ -28,7 +28,7 @@ import optax
 
 from maxatar.prng import uniform_to_int
 from maxatar_agents import off_policy, program
-from maxatar_agents.evaluation import EpisodeStats, keep_best
+from maxatar_agents.evaluation import EpisodeStats
 from maxatar_agents.networks import make_network
 from maxatar_agents.off_policy import Transition
 from maxatar_agents.program import Program, TrainResult, env_from_config
@@ -56,19 +56,12 @@ class Config(off_policy.OffPolicyConfig):
     rms_eps: float = 0.01  # RMSProp's epsilon (outside the square root)
     adam_eps: float = 1e-8  # Adam's epsilon
     max_grad_norm: float = 0.0  # 0: no clipping (the reference does not clip)
-    # Evaluate the greedy policy after every logging interval and keep the best params (SB3's EvalCallback
-    # "best model"); the final evaluation, checkpoints' policy and load_policy then use those. DQN's greedy
-    # policy on CartPole swings widely from one interval to the next, so the last params are a lottery: see
-    # the `cartpole` preset.
-    keep_best: bool = False
-    keep_best_episodes: int = 10  # episodes of each of those evaluations (all in parallel)
 
     def __post_init__(self):
         """The skeleton's checks, then DQN's."""
         super().__post_init__()
-        for name in ("n_step", "keep_best_episodes"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.n_step < 1:
+            raise ValueError(f"n_step must be >= 1, got {self.n_step}")
         if self.optimizer not in ("rmsprop", "adam"):
             raise ValueError(f"optimizer must be 'rmsprop' or 'adam', got {self.optimizer!r}")
         if self.buffer_size // self.num_envs < self.n_step + 1:
@@ -210,15 +203,9 @@ def make_program(config: Config) -> Program:
         return jnp.where(t < start, 1.0, decayed)
 
     def init(keys: list[jax.Array], obs: jax.Array) -> dict[str, Any]:
-        """One network; the target and the best params start as copies of it."""
+        """One network; the target starts as a copy of it."""
         params = network.init(keys[0], obs)
-        return dict(
-            params=params,
-            target_params=params,
-            opt_state=optimizer.init(params),
-            best_params=params,
-            best_return=jnp.float32(-jnp.inf),
-        )
+        return dict(params=params, target_params=params, opt_state=optimizer.init(params))
 
     def act(params, obs: jax.Array) -> jax.Array:
         """The greedy policy (any leading batch axes): what evaluation plays, and what exploration deviates from."""
@@ -240,14 +227,9 @@ def make_program(config: Config) -> Program:
         return Learner(params, target_params, opt_state), (loss, q_mean)
 
     def report(state: TrainState, mean_logs, t_end: jax.Array):
-        """The interval's mean loss and Q, the current epsilon, and with `keep_best` the evaluation that
-        decides whether these params are the best so far."""
+        """The interval's mean loss and Q, and the current epsilon."""
         loss, q_mean = mean_logs
-        metrics = {"loss": loss, "q_mean": q_mean, "epsilon": epsilon(t_end - 1)}
-        if config.keep_best:
-            state, evaluated = keep_best(state, act, env, env_params, t_end, config)
-            metrics.update(evaluated)
-        return state, metrics
+        return state, {"loss": loss, "q_mean": q_mean, "epsilon": epsilon(t_end - 1)}
 
     agent = off_policy.OffPolicyAgent(
         State=TrainState,
@@ -258,7 +240,7 @@ def make_program(config: Config) -> Program:
         explore=explore,
         update=update,
         report=report,
-        policy_field="best_params" if config.keep_best else "params",
+        policy_field="params",
         act=act,
     )
     return off_policy.make_program(config, env, env_params, agent)

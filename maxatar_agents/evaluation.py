@@ -102,18 +102,28 @@ def evaluate(
     return jax.lax.while_loop(running, one_step, init)[3]
 
 
-def keep_best(state, act: Callable, env: Environment, env_params: EnvParams, t_end: jax.Array, config):
-    """SB3's EvalCallback "best model" inside JAX: evaluate `act(state.params, obs)` for
-    `config.keep_best_episodes` episodes and keep the params in `state.best_params` if their mean return is
-    at least `state.best_return` (ties go to the later, longer-trained params). The key derives from the
-    interval's end `t_end`, not from the training stream, so keeping the best changes nothing about the
-    training itself. Returns the state and the metrics to log (`eval_return`, `best_eval_return`)."""
+def keep_best(
+    state,
+    act: Callable,
+    env: Environment,
+    env_params: EnvParams,
+    t_end: jax.Array,
+    config,
+    params_field: str = "params",
+):
+    """SB3's EvalCallback "best model" inside JAX: evaluate `act(params, obs)`, with the params in the
+    state's `params_field`, for `config.keep_best_episodes` episodes and keep those params in
+    `state.best_params` if their mean return is at least `state.best_return` (ties go to the later,
+    longer-trained params). The key derives from the interval's end `t_end`, not from the training stream,
+    so keeping the best changes nothing about the training itself. Returns the state and the metrics to log
+    (`eval_return`, `best_eval_return`)."""
     key = jax.random.fold_in(state.key, t_end)
-    policy = functools.partial(act, state.params)
+    params = getattr(state, params_field)
+    policy = functools.partial(act, params)
     score = evaluate(env, env_params, policy, key, config.keep_best_episodes, config.eval_max_steps).mean()
     better = score >= state.best_return
     state = state._replace(
-        best_params=jax.tree.map(lambda new, old: jnp.where(better, new, old), state.params, state.best_params),
+        best_params=jax.tree.map(lambda new, old: jnp.where(better, new, old), params, state.best_params),
         best_return=jnp.where(better, score, state.best_return),
     )
     return state, {"eval_return": score, "best_eval_return": state.best_return}

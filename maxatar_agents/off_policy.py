@@ -22,7 +22,7 @@ import optax
 
 from maxatar.core import AutoReset, Environment, EnvParams
 from maxatar.prng import uniform
-from maxatar_agents.evaluation import episode_stats_init, episode_stats_update
+from maxatar_agents.evaluation import episode_stats_init, episode_stats_update, keep_best
 from maxatar_agents.program import Program, final_evaluation, interval_metrics, reset_envs, schedule, tie_to_seed
 
 ACT_UNIFORMS = 2  # uniforms per environment and step that the acting rule may use
@@ -54,12 +54,17 @@ class OffPolicyConfig:
     log_points: int = 100  # logged points over the run; also the unit of resumable chunks
     eval_episodes: int = 100  # final evaluation of the trained policy, all episodes in parallel
     eval_max_steps: int = 10_000  # safety cap on an evaluation episode's length
+    # Evaluate the policy after every logging interval and keep its best params (SB3's EvalCallback "best
+    # model") for the final evaluation, the checkpoint's policy and load_policy: a greedy Q-learner's
+    # CartPole policy swings from interval to interval (DQN's `cartpole` preset).
+    keep_best: bool = False
+    keep_best_episodes: int = 10  # episodes of each of those evaluations (all in parallel)
 
     def __post_init__(self):
         """Fail on a bad value before anything compiles: counts at least 1, tau in (0, 1], and random play
         long enough to fill a batch."""
         names = ["total_steps", "num_envs", "buffer_size", "batch_size", "train_every", "target_update_every"]
-        for name in [*names, "log_points", "eval_episodes", "eval_max_steps"]:
+        for name in [*names, "log_points", "eval_episodes", "eval_max_steps", "keep_best_episodes"]:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not 0.0 < self.tau <= 1.0:
@@ -88,7 +93,7 @@ class OffPolicyAgent(NamedTuple):
     """What an algorithm adds to the skeleton.
 
     `State` is its training state, a NamedTuple with the skeleton's fields (buffer, env_state, obs, stats,
-    key) and its own; `Learner` names the fields of `State` that an update changes.
+    key, best_params, best_return) and its own; `Learner` names the fields of `State` that an update changes.
 
     init(keys, obs) -> dict of State's own fields, from `num_init_keys` keys and the first observations;
     explore(state, uniforms, t) -> actions, the behaviour policy at global vector step t, given
@@ -98,7 +103,8 @@ class OffPolicyAgent(NamedTuple):
         updates so far, this one included; logs is a pytree of arrays averaged over the interval's updates;
     report(state, mean_logs, t_end) -> (state, metrics), what to log after an interval (and any change of
         state that belongs between intervals);
-    act(params, obs) -> actions, the evaluation policy, whose params are the state's `policy_field`.
+    act(params, obs) -> actions, the evaluation policy, whose params are the state's `policy_field`
+        (with `keep_best`, the skeleton keeps the best of them in `best_params` and evaluates those).
     """
 
     State: type
@@ -141,6 +147,7 @@ def make_program(config: OffPolicyConfig, env: Environment, env_params: EnvParam
     batched_step = jax.vmap(stepper.step_from_uniforms, in_axes=(0, 0, 0, None))
     sched = schedule(config.total_steps, config.log_points, config.num_envs)
     start = first_update_step(config)
+    policy_field = "best_params" if config.keep_best else agent.policy_field
     # Runs of `sequence_length` consecutive steps of one environment (length 2: flashbax's flat buffer).
     buffer = fbx.make_trajectory_buffer(
         max_length_time_axis=config.buffer_size // config.num_envs,
@@ -152,12 +159,16 @@ def make_program(config: OffPolicyConfig, env: Environment, env_params: EnvParam
     )
 
     def init(key: jax.Array):
-        """The agent's initial fields, fresh environments, an empty buffer, tied to the seed's key."""
+        """The agent's initial fields, fresh environments, an empty buffer, the best params so far (the
+        first ones), tied to the seed's key."""
         key, *init_keys, env_key = jax.random.split(key, 2 + agent.num_init_keys)
         obs, env_state = reset_envs(env, env_params, env_key, config.num_envs)
         example = Transition(obs[0], jnp.int32(0), jnp.float32(0), jnp.bool_(False), jnp.bool_(False))
+        own = agent.init(init_keys, obs)
         state = agent.State(
-            **agent.init(init_keys, obs),
+            **own,
+            best_params=own[agent.policy_field],
+            best_return=jnp.float32(-jnp.inf),
             buffer=buffer.init(example),
             env_state=env_state,
             obs=obs,
@@ -207,14 +218,17 @@ def make_program(config: OffPolicyConfig, env: Environment, env_params: EnvParam
         t_end = t0 + sched.steps_per_interval
         metrics = interval_metrics(t_end * config.num_envs, state.stats)
         state, own = agent.report(state, mean_logs, t_end)
+        if config.keep_best:
+            state, evaluated = keep_best(state, agent.act, env, env_params, t_end, config, agent.policy_field)
+            own = {**own, **evaluated}
         return state, {**metrics, **own}
 
     return Program(
         config=config,
         init=init,
         interval=interval,
-        evaluate=final_evaluation(env, env_params, agent.act, agent.policy_field, config),
+        evaluate=final_evaluation(env, env_params, agent.act, policy_field, config),
         act=agent.act,
-        policy_field=agent.policy_field,
+        policy_field=policy_field,
         schedule=sched,
     )

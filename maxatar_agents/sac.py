@@ -188,6 +188,8 @@ class TrainState(NamedTuple):
     obs: jax.Array
     stats: EpisodeStats
     key: jax.Array
+    best_params: Any  # with `keep_best`: the actor params of the best evaluation so far (else unused)
+    best_return: jax.Array  # () mean return of that evaluation (-inf before the first)
 
 
 @functools.lru_cache(maxsize=16)
