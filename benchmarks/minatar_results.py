@@ -355,7 +355,9 @@ def plot_game(game: str, curves: dict[str, tuple[np.ndarray, np.ndarray]], path:
         with warnings.catch_warnings():  # the first points have no finished episode yet (NaN for every seed)
             warnings.simplefilter("ignore", RuntimeWarning)
             ax.fill_between(x, np.nanmin(table, 0), np.nanmax(table, 0), color=colour, alpha=0.18, linewidth=0)
-            ax.plot(x, np.nanmean(table, 0), color=colour, linewidth=1.8, label=f"{name} ({table.shape[0]} seeds)")
+            ax.plot(
+                x, np.nanmean(table, 0), color=colour, linewidth=1.8, label=f"{name} ({seeds_label(table.shape[0])})"
+            )
     ax.axhline(MINATAR_DQN[game], color="black", linestyle="--", linewidth=1, label="MinAtar DQN, 5M frames")
     ax.axhline(MINATAR_AC[game], color="grey", linestyle=":", linewidth=1.2, label="MinAtar AC(0.8), 5M frames")
     ax.set_xlabel("frames per seed (millions)")
@@ -369,9 +371,15 @@ def plot_game(game: str, curves: dict[str, tuple[np.ndarray, np.ndarray]], path:
     plt.close(fig)
 
 
+def seeds_label(count: int) -> str:
+    return "1 seed" if count == 1 else f"{count} seeds"
+
+
 def spread(values: list[float]) -> str:
-    """mean +- standard deviation over seeds, with the range."""
+    """mean +- standard deviation over seeds, with the range; one seed's value alone (it has no spread)."""
     v = np.asarray(values, float)
+    if v.size == 1:
+        return f"{v[0]:.1f} (1 seed)"
     return f"{v.mean():.1f} ± {v.std():.1f} ({v.min():.1f}-{v.max():.1f})"
 
 
