@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+from pathlib import Path
 
 import pytest
 
@@ -122,3 +123,16 @@ def test_the_machine_note_names_the_widest_vector_extension_that_wall_clocks_dep
     assert vector_isa(cpu_flags(cpuinfo.replace(" avx512f avx512vl", ""))) == "AVX2"
     assert vector_isa(cpu_flags("model name\t: Neoverse\nFeatures\t: fp asimd\n")) == ""
     assert cpu_description().endswith("logical CPUs") and mr.machine().startswith(cpu_description())
+
+
+def test_the_readme_table_is_what_report_builds_from_the_committed_results(tmp_path, monkeypatch):
+    root = Path(__file__).resolve().parents[1]
+    readme = tmp_path / "README.md"
+    readme.write_text((root / "README.md").read_text())
+    monkeypatch.chdir(tmp_path)  # the figures go to tmp_path/docs/results, linked as in the README
+    args = namespace(tmp_path, readme=readme)
+    args.results, args.figures = root / mr.RESULTS, mr.FIGURES
+    mr.report(args)
+    assert readme.read_text() == (root / "README.md").read_text(), "README is stale: run `report --readme README.md`"
+    drawn = sorted(p.name for p in (tmp_path / mr.FIGURES).iterdir())
+    assert drawn == sorted(p.name for p in (root / mr.FIGURES).glob("*.png")) and len(drawn) == len(mr.GAMES)
