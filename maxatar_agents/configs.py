@@ -90,8 +90,9 @@ def config_to_dict(config: Any) -> dict[str, Any]:
 
 
 def config_from_dict(config_cls: type, data: dict[str, Any]) -> Any:
-    """Rebuild a config from `config_to_dict` output; unknown or missing fields are an error, so that a
-    checkpoint never silently trains with defaults it did not record."""
+    """Rebuild a config from `config_to_dict` output. An unknown field is an error, so that a checkpoint never
+    silently trains without a setting it recorded; a missing one (a field added since it was written) takes
+    its default, which keeps older checkpoints and presets loadable."""
     types_ = field_types(config_cls)
     unknown = sorted(set(data) - set(types_))
     if unknown:
