@@ -379,7 +379,7 @@ def spread(values: list[float]) -> str:
     """mean +- standard deviation over seeds, with the range; one seed's value alone (it has no spread)."""
     v = np.asarray(values, float)
     if v.size == 1:
-        return f"{v[0]:.1f} (1 seed)"
+        return f"{v[0]:.1f} ({seeds_label(1)})"
     return f"{v.mean():.1f} ± {v.std():.1f} ({v.min():.1f}-{v.max():.1f})"
 
 
