@@ -17,15 +17,24 @@ _THREEFRY_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
 def threefry2x32(k0, k1, x0, x1):
     """Threefry-2x32, 20 rounds (Salmon et al. 2011; the parameters JAX uses), written out round by round so that
-    XLA fuses the whole hash into one elementwise loop instead of running JAX's rolled loop of small kernels."""
+    XLA fuses the whole hash into one elementwise loop instead of running JAX's rolled loop of small kernels.
+
+    Works on jnp and numpy values alike. The first addition makes fresh values, which the rounds then update
+    with augmented assignments: a rebinding for jnp, in place for numpy arrays, where it spares the Python
+    backend's tape (`maxatar.tape.numpy_rows`) a temporary array per operation. So for numpy, `x0 + k0` and
+    `x1 + k1` must have the same shape; the callers' arrays are never changed."""
     keys = (k0, k1, k0 ^ k1 ^ np.uint32(0x1BD11BDA))
     x0, x1 = x0 + keys[0], x1 + keys[1]
     for block in range(5):
         for r in _THREEFRY_ROTATIONS[block % 2]:
-            x0 = x0 + x1
-            x1 = ((x1 << np.uint32(r)) | (x1 >> np.uint32(32 - r))) ^ x0
-        x0 = x0 + keys[(block + 1) % 3]
-        x1 = x1 + keys[(block + 2) % 3] + np.uint32(block + 1)
+            x0 += x1
+            high = x1 << np.uint32(r)  # rotate left by r: (x1 << r) | (x1 >> (32 - r))
+            x1 >>= np.uint32(32 - r)
+            x1 |= high
+            x1 ^= x0
+        x0 += keys[(block + 1) % 3]
+        x1 += keys[(block + 2) % 3]
+        x1 += np.uint32(block + 1)
     return x0, x1
 
 

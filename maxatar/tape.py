@@ -10,6 +10,7 @@ same seed.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import partial
 
 import jax
@@ -41,14 +42,15 @@ def numpy_rows(raw_key: np.ndarray, start: int, shape: tuple[int, ...], count: i
     """`_rows` in numpy, for a threefry key's raw (2,) uint32 data: no compile and no JAX call, which the
     Python backend would otherwise pay on its first step and every block. `fold_in(key, t)` is the threefry
     hash of the counter pair (0, t) (JAX's `threefry_seed` of a 32-bit t); `uniform` hashes (0, i) under
-    that key for element i and keeps 23 bits of `b0 ^ b1` as the mantissa (see `prng.uniform`)."""
-    zeros = np.zeros(count, np.uint32)
+    that key for element i and keeps 23 bits of `b0 ^ b1` as the mantissa (see `prng.uniform`). Both hashes
+    run on flat arrays (each row's key repeated for its elements): numpy is much slower broadcasting over a
+    short last axis."""
     calls = ((start + np.arange(count, dtype=np.uint64)) % 2**32).astype(np.uint32)
+    size = int(np.prod(shape, dtype=np.int64))
     with np.errstate(over="ignore"):
-        k0, k1 = threefry2x32(np.uint32(raw_key[0]), np.uint32(raw_key[1]), zeros, calls)
-        size = int(np.prod(shape, dtype=np.int64))
-        counter = np.arange(size, dtype=np.uint32)[None, :]
-        b0, b1 = threefry2x32(k0[:, None], k1[:, None], np.zeros_like(counter), counter)
+        k0, k1 = threefry2x32(np.uint32(raw_key[0]), np.uint32(raw_key[1]), np.zeros(count, np.uint32), calls)
+        counter = np.tile(np.arange(size, dtype=np.uint32), count)
+        b0, b1 = threefry2x32(np.repeat(k0, size), np.repeat(k1, size), np.zeros_like(counter), counter)
     mantissa = ((b0 ^ b1) >> np.uint32(9)) | np.uint32(0x3F800000)
     return (mantissa.view(np.float32) - np.float32(1.0)).reshape((count, *shape))
 
@@ -65,8 +67,8 @@ class Tape:
         # enough to stay cheap in memory).
         size = int(np.prod(self.shape, dtype=np.int64))
         self._block_size = max(1, int(block)) if block is not None else max(1, min(4096, 65536 // max(1, size)))
-        self._block: list = []
-        self._block_start = 0
+        self._rows: Iterator = iter(())  # the rest of the current block, one row per call
+        self._expected = 0  # the position whose row `_rows` yields next
         raw = raw_threefry_key(key)
         self._raw_key = None if raw is None else np.asarray(raw)  # None: another PRNG, rows come from JAX
 
@@ -76,15 +78,28 @@ class Tape:
         self.position += 1
         return np.uint32(t % 2**32)
 
-    def next_row(self) -> list:
-        """The next call's row as Python floats, from the block computed ahead (the Python backend)."""
+    def next_row(self) -> tuple:
+        """The next call's row as (nested) tuples of Python floats, from the block computed ahead (the Python
+        backend, which calls this on every step, so it is kept to one `next` on the block's iterator)."""
         t = self.position
-        offset = t - self._block_start
-        if not 0 <= offset < len(self._block):
-            if self._raw_key is not None:
-                rows = numpy_rows(self._raw_key, t, self.shape, self._block_size)
-            else:
-                rows = np.asarray(_rows(self.key, np.uint32(t % 2**32), self.shape, self._block_size))
-            self._block, self._block_start, offset = rows.tolist(), t, 0
-        self.position += 1
-        return self._block[offset]
+        row = next(self._rows, None) if t == self._expected else None
+        if row is None:  # the block is used up, or the position moved: a new block starts here
+            self._rows = self._block_from(t)
+            row = next(self._rows)
+        self.position = self._expected = t + 1
+        return row
+
+    def _block_from(self, t: int) -> Iterator:
+        """The rows of calls t, t + 1, ... of one block. They are cut from one flat list of Python floats by
+        nested `zip`s, lazily: building the whole block as nested lists (`tolist()` of the block) costs about
+        three times as much."""
+        if self._raw_key is not None:
+            rows = numpy_rows(self._raw_key, t, self.shape, self._block_size)
+        else:
+            rows = np.asarray(_rows(self.key, np.uint32(t % 2**32), self.shape, self._block_size))
+        if 0 in self.shape:  # empty rows, which zip would not yield
+            return iter(rows.tolist())
+        rows_iter = iter(rows.ravel().tolist())
+        for length in reversed(self.shape):
+            rows_iter = zip(*[rows_iter] * length, strict=True)  # groups of `length` items of the level below
+        return rows_iter

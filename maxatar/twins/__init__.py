@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import struct
+from collections.abc import Sequence
 from typing import Any
 
 import jax
@@ -51,11 +52,11 @@ class Twin:
         self.env = env
         self.params = params
 
-    def reset(self, uniforms: list) -> Any:
+    def reset(self, uniforms: Sequence[float]) -> Any:
         """The game's initial state from `env.num_reset_uniforms` uniforms (`reset_draws` then `init`)."""
         raise NotImplementedError
 
-    def step(self, game: Any, action: int, uniforms: list) -> tuple[Any, float, bool]:
+    def step(self, game: Any, action: int, uniforms: Sequence[float]) -> tuple[Any, float, bool]:
         """One game step with a full-action-set `action` and `env.num_step_uniforms` uniforms (`step_draws`
         then `game_step`): (game, reward as a float32 value, terminal)."""
         raise NotImplementedError
@@ -104,7 +105,7 @@ class TwinEnv:
         self.time = 0
         self.terminated = False
 
-    def reset(self, uniforms: list, fresh: bool = False, difficulty: int | None = None) -> np.ndarray:
+    def reset(self, uniforms: Sequence[float], fresh: bool = False, difficulty: int | None = None) -> np.ndarray:
         """A new episode from a tape row (its reset part), at ramp level `difficulty` (default: the params').
         The last executed action survives, as in MinAtar (`core.keep_last_action`), unless `fresh`: a first or
         seeded reset starts from action 0, so that a seed replays exactly."""
@@ -127,7 +128,7 @@ class TwinEnv:
         self.terminated = bool(state.terminated)
         return self.twin.observation(self.game)
 
-    def step(self, action: int, uniforms: list) -> tuple[np.ndarray, float, bool, bool]:
+    def step(self, action: int, uniforms: Sequence[float]) -> tuple[np.ndarray, float, bool, bool]:
         """One step with an index into the action set and a tape row (its step part)."""
         executed = self.last_action if uniforms[0] < self.sticky else self.action_set[action]
         self.last_action = executed
