@@ -23,48 +23,36 @@ import optax
 from maxatar.core import AutoReset, Environment, EnvParams
 from maxatar.prng import uniform
 from maxatar_agents.evaluation import episode_stats_init, episode_stats_update, keep_best
-from maxatar_agents.program import Program, final_evaluation, interval_metrics, reset_envs, schedule, tie_to_seed
+from maxatar_agents.program import (
+    Program,
+    RunConfig,
+    final_evaluation,
+    interval_metrics,
+    reset_envs,
+    schedule,
+    tie_to_seed,
+)
 
 ACT_UNIFORMS = 2  # uniforms per environment and step that the acting rule may use
 
 
 @dataclasses.dataclass(frozen=True)
-class OffPolicyConfig:
+class OffPolicyConfig(RunConfig):
     """The knobs of the skeleton, which every off-policy agent's `Config` inherits (and may give other
-    defaults). Defaults: MinAtar's DQN scale. Frames count environment steps of one seed over all its
-    vectorised environments."""
+    defaults): a run's (`program.RunConfig`), whose defaults are MinAtar's DQN scale, then replay and the
+    update schedule."""
 
-    env_id: str = "maxatar/Breakout-v0"  # environment id (`--env` for short)
-    total_steps: int = 5_000_000  # frames per seed (rounded up to whole logging intervals)
-    num_envs: int = 1  # environments stepped together (vmap) per seed
     buffer_size: int = 100_000  # transitions kept (split evenly between the environments)
     learning_starts: int = 5_000  # frames of uniformly random play before the first update
     batch_size: int = 32  # transitions per update
     train_every: int = 1  # vector steps between two updates
     target_update_every: int = 1_000  # updates between target updates
     tau: float = 1.0  # target <- tau * online + (1 - tau) * target (1: a hard copy, as MinAtar's DQN)
-    gamma: float = 0.99  # discount
-    hidden: tuple[int, ...] = (128,)  # dense layers after the observation encoder
-    conv_features: int = 16  # filters of the MinAtar 3x3 convolution (MinAtar games only)
-    sticky_action_prob: float | None = None  # None: the environment's default (0.1 for MinAtar games)
-    difficulty_ramping: bool | None = None  # None: the environment's default (on)
-    env_setting: str = "minatar"  # a paper's MinAtar setting (`maxatar.settings`): "minatar", "gymnax" or "pgx"
-    obs_type: str | None = None  # "rgb" or "grayscale": learn from the game's picture (`maxatar.pixels`)
-    obs_scale: int | None = None  # pixels per grid cell of the picture (None: 16 for the MinAtar games)
-    log_points: int = 100  # logged points over the run; also the unit of resumable chunks
-    eval_episodes: int = 100  # final evaluation of the trained policy, all episodes in parallel
-    eval_max_steps: int = 10_000  # safety cap on an evaluation episode's length
-    # Evaluate the policy after every logging interval and keep its best params (SB3's EvalCallback "best
-    # model") for the final evaluation, the checkpoint's policy and load_policy: a greedy Q-learner's
-    # CartPole policy swings from interval to interval (DQN's `cartpole` preset).
-    keep_best: bool = False
-    keep_best_episodes: int = 10  # episodes of each of those evaluations (all in parallel)
 
     def __post_init__(self):
-        """Fail on a bad value before anything compiles: counts at least 1, tau in (0, 1], and random play
-        long enough to fill a batch."""
-        names = ["total_steps", "num_envs", "buffer_size", "batch_size", "train_every", "target_update_every"]
-        for name in [*names, "log_points", "eval_episodes", "eval_max_steps", "keep_best_episodes"]:
+        """Also: counts at least 1, tau in (0, 1], and random play long enough to fill a batch."""
+        super().__post_init__()
+        for name in ["buffer_size", "batch_size", "train_every", "target_update_every"]:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not 0.0 < self.tau <= 1.0:

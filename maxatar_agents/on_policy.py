@@ -34,6 +34,7 @@ from maxatar_agents.evaluation import (
 )
 from maxatar_agents.program import (
     Program,
+    RunConfig,
     clip_then,
     final_evaluation,
     interval_metrics,
@@ -46,40 +47,25 @@ ACT_UNIFORMS = 2  # uniforms per environment and step that the acting rule may u
 
 
 @dataclasses.dataclass(frozen=True)
-class OnPolicyConfig:
+class OnPolicyConfig(RunConfig):
     """The knobs of the skeleton, which every on-policy agent's `Config` inherits (and may give other
-    defaults). Frames count environment steps of one seed over all its vectorised environments."""
+    defaults): a run's (`program.RunConfig`), with many environments and a smaller network by default, then
+    the rollout, its epochs and minibatches, and Adam. A logging interval is a whole number of rollouts."""
 
-    env_id: str = "maxatar/Breakout-v0"  # environment id (`--env` for short)
-    total_steps: int = 5_000_000  # frames per seed (rounded up to whole logging intervals of whole rollouts)
     num_envs: int = 64  # environments stepped together (vmap) per seed
+    hidden: tuple[int, ...] = (64,)  # dense layers after the observation encoder
     num_steps: int = 32  # steps of every environment per rollout (one rollout feeds one update)
     num_epochs: int = 2  # passes over each rollout
     num_minibatches: int = 4  # minibatches per pass (num_envs * num_steps must be a multiple)
-    gamma: float = 0.99  # discount
     lr: float = 3e-4  # Adam step size
     lr_decay: bool = True  # decay the step size linearly to 0 over the run
     adam_eps: float = 1e-5  # Adam's epsilon
     max_grad_norm: float = 0.5  # gradient clipping by global norm (0: none)
-    hidden: tuple[int, ...] = (64,)  # dense layers after the observation encoder
-    conv_features: int = 16  # filters of the MinAtar 3x3 convolution (MinAtar games only)
-    sticky_action_prob: float | None = None  # None: the environment's default (0.1 for MinAtar games)
-    difficulty_ramping: bool | None = None  # None: the environment's default (on)
-    env_setting: str = "minatar"  # a paper's MinAtar setting (`maxatar.settings`): "minatar", "gymnax" or "pgx"
-    obs_type: str | None = None  # "rgb" or "grayscale": learn from the game's picture (`maxatar.pixels`)
-    obs_scale: int | None = None  # pixels per grid cell of the picture (None: 16 for the MinAtar games)
-    log_points: int = 100  # logged points over the run; also the unit of resumable chunks
-    eval_episodes: int = 100  # final evaluation of the trained policy, all episodes in parallel
-    eval_max_steps: int = 10_000  # safety cap on an evaluation episode's length
-    # Evaluate the evaluation policy after every logging interval and keep the best params (SB3's
-    # EvalCallback "best model"); the final evaluation, checkpoints' policy and load_policy then use those.
-    keep_best: bool = False
-    keep_best_episodes: int = 10  # episodes of each of those evaluations (all in parallel)
 
     def __post_init__(self):
-        """Fail on a bad value before anything compiles."""
-        names = ["total_steps", "num_envs", "num_steps", "num_epochs", "num_minibatches", "keep_best_episodes"]
-        for name in [*names, "log_points", "eval_episodes", "eval_max_steps"]:
+        """Also: counts at least 1, minibatches that split a rollout evenly, a positive step size."""
+        super().__post_init__()
+        for name in ["num_steps", "num_epochs", "num_minibatches"]:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if (self.num_envs * self.num_steps) % self.num_minibatches:

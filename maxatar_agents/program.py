@@ -4,6 +4,7 @@ interval at a time (with checkpoints between), and both end bit for bit in the s
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable
@@ -16,6 +17,40 @@ import optax
 import maxatar
 from maxatar.core import Environment, EnvParams
 from maxatar_agents.evaluation import EpisodeStats, evaluate, recent_return
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    """The knobs every neural agent's run has, whatever its skeleton: the environment, the frame budget, the
+    network's size, logging and evaluation. `off_policy.OffPolicyConfig` and `on_policy.OnPolicyConfig` add
+    their own (and may give other defaults); frames count environment steps of one seed over all its
+    vectorised environments."""
+
+    env_id: str = "maxatar/Breakout-v0"  # environment id (`--env` for short)
+    total_steps: int = 5_000_000  # frames per seed (rounded up to whole logging intervals)
+    num_envs: int = 1  # environments stepped together (vmap) per seed
+    gamma: float = 0.99  # discount
+    hidden: tuple[int, ...] = (128,)  # dense layers after the observation encoder
+    conv_features: int = 16  # filters of the MinAtar 3x3 convolution (MinAtar games only)
+    sticky_action_prob: float | None = None  # None: the environment's default (0.1 for MinAtar games)
+    difficulty_ramping: bool | None = None  # None: the environment's default (on)
+    env_setting: str = "minatar"  # a paper's MinAtar setting (`maxatar.settings`): "minatar", "gymnax" or "pgx"
+    obs_type: str | None = None  # "rgb" or "grayscale": learn from the game's picture (`maxatar.pixels`)
+    obs_scale: int | None = None  # pixels per grid cell of the picture (None: 16 for the MinAtar games)
+    log_points: int = 100  # logged points over the run; also the unit of resumable chunks
+    eval_episodes: int = 100  # final evaluation of the trained policy, all episodes in parallel
+    eval_max_steps: int = 10_000  # safety cap on an evaluation episode's length
+    # Evaluate the evaluation policy after every logging interval and keep its best params (SB3's
+    # EvalCallback "best model") for the final evaluation, the checkpoint's policy and load_policy: a
+    # value-based learner's CartPole policy swings from interval to interval (DQN's and PQN's `cartpole`).
+    keep_best: bool = False
+    keep_best_episodes: int = 10  # episodes of each of those evaluations (all in parallel)
+
+    def __post_init__(self):
+        """Fail on a bad value before anything compiles (a skeleton's config checks its own fields after)."""
+        for name in ["total_steps", "num_envs", "log_points", "eval_episodes", "eval_max_steps", "keep_best_episodes"]:
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 
 
 class Schedule(NamedTuple):
