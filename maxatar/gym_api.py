@@ -148,10 +148,15 @@ def _check_render_mode(render_mode, metadata) -> None:
         raise ValueError(f"render_mode must be None or one of {metadata['render_modes']}, got {render_mode!r}")
 
 
-def _seed_key(seed, np_random: np.random.Generator) -> jax.Array:
-    if seed is not None and (not isinstance(seed, (int, np.integer)) or seed < 0):
-        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
-    return jax.random.key(int(seed) if seed is not None else int(np_random.integers(2**63)))
+def _check_seed(seed) -> None:
+    """A clear error for a seed that Gymnasium or JAX would refuse, before the reset changes anything."""
+    if seed is not None and (not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**63):
+        raise ValueError(f"seed must be a non-negative integer below 2**63 (JAX's limit) or None, got {seed!r}")
+
+
+def _tape_seed(seed, np_random: np.random.Generator) -> int:
+    """The seed of a new tape: the user's, or one drawn from the env's np_random for `reset(seed=None)`."""
+    return int(seed) if seed is not None else int(np_random.integers(2**63))
 
 
 class MaxAtarEnv(gymnasium.Env):
@@ -209,13 +214,14 @@ class MaxAtarEnv(gymnasium.Env):
         to start from) or `difficulty` (the ramp level to start at); either consumes the reset's tape row as a
         plain reset does, so the steps that follow draw the same variates."""
         env = self.func_env.env
+        _check_seed(seed)
         options = parse(options, (STATE, DIFFICULTY))
         start = None if options.get(STATE) is None else check_state(env, options[STATE])
         level = None if options.get(DIFFICULTY) is None else check_level(env, options[DIFFICULTY])
         super().reset(seed=seed)
         fresh = seed is not None or self._tape is None
         if fresh:
-            self._tape = Tape(_seed_key(seed, self.np_random), (env.num_auto_reset_uniforms,))
+            self._tape = Tape(_tape_seed(seed, self.np_random), (env.num_auto_reset_uniforms,))
         if self._twin is not None:
             row = self._tape.next_row()
             obs = self._twin.reset(row, fresh=fresh, difficulty=level) if start is None else self._twin.load(start)
@@ -435,6 +441,7 @@ class MaxAtarVectorEnv(VectorEnv):
         which keep their sticky action as in MinAtar. `state` (one `EnvState` for all, or a batch with one per
         sub-environment) and `difficulty` (one level, or one per sub-environment) apply to the sub-environments
         being reset, for this reset only (`maxatar.make(..., difficulty=k)` sets the level of every episode)."""
+        _check_seed(seed)
         options = parse(options, (RESET_MASK, STATE, DIFFICULTY))
         mask = options.get(RESET_MASK)
         start = None if options.get(STATE) is None else check_state(self.env, options[STATE], self.num_envs)
@@ -447,9 +454,9 @@ class MaxAtarVectorEnv(VectorEnv):
                 raise RuntimeError("reset() once without reset_mask before resetting selected sub-environments")
         super().reset(seed=seed)
         if seed is not None or self._tape is None:
-            key = _seed_key(seed, self.np_random)
+            key = _tape_seed(seed, self.np_random)
             if self.mesh is not None:
-                key = jax.device_put(key, replicated(self.mesh))
+                key = jax.device_put(jax.random.key(key), replicated(self.mesh))
             self._tape = Tape(key, self._spec.row_shape)
         if self._twins is not None:
             return self._reset_python(mask, levels, start), {}

@@ -55,12 +55,31 @@ def numpy_rows(raw_key: np.ndarray, start: int, shape: tuple[int, ...], count: i
     return (mantissa.view(np.float32) - np.float32(1.0)).reshape((count, *shape))
 
 
+FIRST_NUMPY_BLOCK = 256  # rows of a tape's first numpy block (later ones double, up to the block size)
+
+
+def seed_words(seed: int) -> np.ndarray | None:
+    """The raw (2,) uint32 data of `jax.random.key(seed)`, without a JAX call (a seeded reset would otherwise
+    pay JAX's dispatch twice, for the key and for its data), where it is known: JAX's default partitionable
+    threefry with 64-bit types off, which keeps a seed's low 32 bits, so (0, seed mod 2**32). None otherwise
+    (the tape then asks JAX). `tests/test_backends.py` checks it against JAX over many seeds."""
+    if (
+        jax.config.jax_enable_x64
+        or not jax.config.jax_threefry_partitionable
+        or jax.config.jax_default_prng_impl != "threefry2x32"
+    ):
+        return None
+    return np.array([0, seed % 2**32], np.uint32)
+
+
 class Tape:
     """A position on one seed's tape. `next_call()` hands the JAX backend the counter of the next call;
-    `next_row()` hands the Python backend that call's row, as Python floats, from a block computed ahead."""
+    `next_row()` hands the Python backend that call's row, as Python floats, from a block computed ahead.
+    `key` is a JAX key, or a non-negative int seed standing for `jax.random.key(seed)`, which is then made
+    only if the JAX backend asks for `tape.key`."""
 
-    def __init__(self, key: jax.Array, shape: tuple[int, ...], block: int | None = None):
-        self.key = key
+    def __init__(self, key: jax.Array | int, shape: tuple[int, ...], block: int | None = None):
+        self._seed, self._key = (key, None) if isinstance(key, int) else (None, key)
         self.shape = tuple(shape)
         self.position = 0
         # numpy's per-call overhead dominates small blocks, so a block holds many rows (up to 64k uniforms, few
@@ -69,8 +88,21 @@ class Tape:
         self._block_size = max(1, int(block)) if block is not None else max(1, min(4096, 65536 // max(1, size)))
         self._rows: Iterator = iter(())  # the rest of the current block, one row per call
         self._expected = 0  # the position whose row `_rows` yields next
-        raw = raw_threefry_key(key)
+        raw = seed_words(self._seed) if self._seed is not None else None
+        if raw is None:
+            raw = raw_threefry_key(self.key)
         self._raw_key = None if raw is None else np.asarray(raw)  # None: another PRNG, rows come from JAX
+        # numpy blocks start small and double: a seeded reset (a new tape) then pays for a few hundred rows, not
+        # thousands that the next reseed would throw away (evaluation loops reseed every episode). JAX's blocks
+        # keep one size, which compiles once.
+        self._next_block = min(FIRST_NUMPY_BLOCK, self._block_size) if raw is not None else self._block_size
+
+    @property
+    def key(self) -> jax.Array:
+        """The tape's JAX key (made on first use when the tape was given a seed)."""
+        if self._key is None:
+            self._key = jax.random.key(self._seed)
+        return self._key
 
     def next_call(self) -> np.uint32:
         """The next call's counter (the JAX backend computes its row inside the jitted call)."""
@@ -94,7 +126,8 @@ class Tape:
         nested `zip`s, lazily: building the whole block as nested lists (`tolist()` of the block) costs about
         three times as much."""
         if self._raw_key is not None:
-            rows = numpy_rows(self._raw_key, t, self.shape, self._block_size)
+            rows = numpy_rows(self._raw_key, t, self.shape, self._next_block)
+            self._next_block = min(2 * self._next_block, self._block_size)
         else:
             rows = np.asarray(_rows(self.key, np.uint32(t % 2**32), self.shape, self._block_size))
         if 0 in self.shape:  # empty rows, which zip would not yield

@@ -96,6 +96,15 @@ def test_backend_choice_and_bad_input():
     env.reset(seed=0)
     with pytest.raises(TypeError, match="integer"):
         env.step(True)
+    for front in (env, venv):
+        front.reset(seed=3)
+        state, rng = front.state, front.np_random.bit_generator.state
+        for bad_seed in (-1, 2**63, 1.5, "0"):
+            with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+                front.reset(seed=bad_seed)
+        assert_same(front.state, state)  # refused before anything changed
+        assert front.np_random.bit_generator.state == rng
+    assert env.reset(seed=2**63 - 1)[0].shape == (10, 10, 4)  # the largest seed JAX takes
 
 
 def test_numpy_tape_equals_the_jitted_tape():
@@ -118,6 +127,22 @@ def test_numpy_tape_equals_the_jitted_tape():
         assert all(type(u) is float for u in leaves)  # Python floats: the twins' arithmetic
         expected = np.asarray(_rows(jax.random.key(7), np.uint32(0), shape, 9))
         np.testing.assert_array_equal(np.array(rows, np.float32), expected[[0, 1, 2, 3, 4, 5, 6, 8]])
+    tape = Tape(7, (2,))  # a seed for a key; the default blocks: 256 rows, then 512, 1024, ...
+    rows = [tape.next_row() for _ in range(2000)]
+    expected = numpy_rows(np.asarray(jax.random.key_data(jax.random.key(7))), 0, (2,), 2000)
+    np.testing.assert_array_equal(np.array(rows, np.float32), expected)
+    assert jax.random.key_data(tape.key).tolist() == jax.random.key_data(jax.random.key(7)).tolist()
+
+
+def test_seed_words_are_the_data_of_jax_random_key():
+    """The Python backend's tape makes a seed's key data without JAX: the same words, for every kind of seed
+    `reset(seed=...)` accepts (JAX keeps the low 32 bits of a larger one)."""
+    from maxatar.tape import seed_words
+
+    rng = np.random.default_rng(0)
+    seeds = [0, 1, 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**32 + 5, 2**63 - 1, *rng.integers(0, 2**63, 300).tolist()]
+    for seed in seeds:
+        np.testing.assert_array_equal(seed_words(seed), np.asarray(jax.random.key_data(jax.random.key(seed))))
 
 
 def test_documented_calls_do_not_warn():
