@@ -52,9 +52,7 @@ class OffPolicyConfig(RunConfig):
     def __post_init__(self):
         """Also: counts at least 1, tau in (0, 1], and random play long enough to fill a batch."""
         super().__post_init__()
-        for name in ["buffer_size", "batch_size", "train_every", "target_update_every"]:
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        self.require_counts("buffer_size", "batch_size", "train_every", "target_update_every")
         if not 0.0 < self.tau <= 1.0:
             raise ValueError(f"tau must be in (0, 1], got {self.tau}")
         if self.learning_starts < self.batch_size:

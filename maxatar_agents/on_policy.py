@@ -65,9 +65,7 @@ class OnPolicyConfig(RunConfig):
     def __post_init__(self):
         """Also: counts at least 1, minibatches that split a rollout evenly, a positive step size."""
         super().__post_init__()
-        for name in ["num_steps", "num_epochs", "num_minibatches"]:
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        self.require_counts("num_steps", "num_epochs", "num_minibatches")
         if (self.num_envs * self.num_steps) % self.num_minibatches:
             raise ValueError(
                 f"num_envs * num_steps ({self.num_envs * self.num_steps}) must be a multiple of num_minibatches "

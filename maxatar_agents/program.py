@@ -48,7 +48,12 @@ class RunConfig:
 
     def __post_init__(self):
         """Fail on a bad value before anything compiles (a skeleton's config checks its own fields after)."""
-        for name in ["total_steps", "num_envs", "log_points", "eval_episodes", "eval_max_steps", "keep_best_episodes"]:
+        counts = ["total_steps", "num_envs", "log_points", "eval_episodes", "eval_max_steps", "keep_best_episodes"]
+        self.require_counts(*counts)
+
+    def require_counts(self, *names: str) -> None:
+        """A `ValueError` for the first of these fields that is below 1."""
+        for name in names:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 
