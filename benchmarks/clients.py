@@ -814,6 +814,9 @@ def main(argv=None) -> None:
             notes.append(f"{name}: failed: {type(error).__name__}: {error}")
         for note in notes:
             log(f"  {note}")
+        if not rows and load_rows(args.out, name):  # a missing dependency must not erase what was measured
+            log(f"  {name}: nothing measured; its previous results in {args.out} are kept")
+            continue
         report.write_csv(args.out / f"{name}.csv", rows, CLIENTS[name].columns)
         meta = load_meta(args.out)
         meta["clients"][name] = {

@@ -1,0 +1,29 @@
+"""The clients benchmark's bookkeeping (benchmarks/clients.py): a client that measures nothing (its
+dependency missing) keeps the results an earlier run committed instead of replacing them with an empty table.
+The measurements themselves are benchmarks, never run as tests."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from benchmarks import clients
+
+COMMITTED = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "clients"
+
+
+def test_a_client_skipped_for_a_missing_checkout_keeps_its_earlier_results(tmp_path, monkeypatch):
+    out = tmp_path / "clients"
+    shutil.copytree(COMMITTED, out)
+    before_csv = (out / "cleanrl_dqn_jax.csv").read_text()
+    before_meta = json.loads((out / "meta.json").read_text())["clients"]["cleanrl_dqn_jax"]
+    # torch.set_num_threads would change the whole test process; the thread count is not what is tested here
+    monkeypatch.setattr(clients, "set_torch_threads", lambda count: "torch threads untouched")
+
+    clients.main(["--only", "cleanrl_dqn_jax", "--out", str(out)])  # no --cleanrl: skipped, nothing measured
+
+    assert (out / "cleanrl_dqn_jax.csv").read_text() == before_csv
+    assert json.loads((out / "meta.json").read_text())["clients"]["cleanrl_dqn_jax"] == before_meta
+    results = (out / "results.md").read_text()
+    assert "## cleanrl_dqn_jax" in results and "dqn_jax.py 20000 steps" in results
