@@ -48,8 +48,9 @@ class RunConfig:
 
     def __post_init__(self):
         """Fail on a bad value before anything compiles (a skeleton's config checks its own fields after)."""
-        counts = ["total_steps", "num_envs", "log_points", "eval_episodes", "eval_max_steps", "keep_best_episodes"]
-        self.require_counts(*counts)
+        self.require_counts(
+            "total_steps", "num_envs", "log_points", "eval_episodes", "eval_max_steps", "keep_best_episodes"
+        )
 
     def require_counts(self, *names: str) -> None:
         """A `ValueError` for the first of these fields that is below 1."""
