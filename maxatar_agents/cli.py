@@ -18,8 +18,10 @@ swept (`grid`): every seed trains with every combination of the listed values, a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import functools
+import signal
 import sys
 import tempfile
 import time
@@ -465,11 +467,29 @@ def initial_progress(parts: dict[str, Any], plan: runner.Plan, out: Path, mesh: 
     return runner.Progress(state, plan.meta["intervals_done"], plan.meta["rows"], plan.meta["wall_time"])
 
 
+@contextlib.contextmanager
+def stops_like_ctrl_c():
+    """SIGTERM (what a job scheduler or the end of a session sends) and SIGINT, even in a process started in
+    the background (which inherits SIGINT ignored), raise KeyboardInterrupt while inside: a run saves its
+    checkpoint, as on Ctrl-C, and exits. The previous handlers come back on the way out."""
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def main(algorithm: str, argv: list[str] | None = None) -> None:
     """The entry point of `python -m maxatar_agents.<algorithm>`: bad input exits with status 2 and one
-    `error:` line instead of a traceback."""
+    `error:` line instead of a traceback; SIGTERM stops a run as Ctrl-C does (`stops_like_ctrl_c`)."""
     try:
-        run(algorithm, argv)
+        with stops_like_ctrl_c():
+            run(algorithm, argv)
     except UsageError as error:
         print(f"python -m maxatar_agents.{algorithm}: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None

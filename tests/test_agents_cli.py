@@ -4,6 +4,7 @@ options are parsed into configs and compared."""
 from __future__ import annotations
 
 import dataclasses
+import signal
 
 import pytest
 
@@ -91,3 +92,18 @@ def test_an_unknown_preset_is_a_usage_error(capsys):
     assert "unknown preset 'atari'" in capsys.readouterr().err
     with pytest.raises(ValueError, match="unknown preset"):
         make_config(ppo, "CartPole-v1", preset="atari")
+
+
+@pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_the_command_line_stops_on_sigterm_as_on_ctrl_c(sent):
+    # A run started in the background inherits SIGINT ignored, and a scheduler stops it with SIGTERM: inside
+    # `stops_like_ctrl_c` (what `main` runs in) both raise KeyboardInterrupt, which saves the checkpoint
+    # (test_agents.py: test_resume_after_ctrl_c_equals_uninterrupted_run); outside, the old handlers are back.
+    before, term = signal.signal(signal.SIGINT, signal.SIG_IGN), signal.getsignal(signal.SIGTERM)
+    try:
+        with pytest.raises(KeyboardInterrupt), cli.stops_like_ctrl_c():
+            signal.raise_signal(sent)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) is term
+    finally:
+        signal.signal(signal.SIGINT, before)

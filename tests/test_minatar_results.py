@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -136,3 +137,83 @@ def test_the_readme_table_is_what_report_builds_from_the_committed_results(tmp_p
     assert readme.read_text() == (root / "README.md").read_text(), "README is stale: run `report --readme README.md`"
     drawn = sorted(p.name for p in (tmp_path / mr.FIGURES).iterdir())
     assert drawn == sorted(p.name for p in (root / mr.FIGURES).glob("*.png")) and len(drawn) == len(mr.GAMES)
+
+
+# A stand-in for `python -m maxatar_agents.<algo>` (the real one is tested in test_agents_cli.py): it leaves the
+# files a finished part leaves, and marks in the game's directory when each seed's process started and ended.
+FAKE_AGENT = """
+import json, sys, time
+from pathlib import Path
+argv = sys.argv[1:]
+out, seed = Path(argv[argv.index("--out") + 1]), int(argv[argv.index("--seed") + 1])
+marks = out.parent
+(marks / f"started-{seed}").touch()
+
+def wait_for(*names):
+    deadline = time.time() + 30
+    while not all((marks / n).exists() for n in names):
+        if time.time() > deadline:
+            sys.exit(3)
+        time.sleep(0.05)
+
+try:
+    if marks.joinpath("fail-1").exists():  # seed 1 fails once seed 0 runs; seed 0 runs until it is stopped
+        wait_for("started-0")
+        if seed == 1:
+            sys.exit(1)
+        wait_for("never")
+    if seed == 2 and not any((marks / f"ended-{s}").exists() for s in (0, 1)):
+        sys.exit(4)  # three parts at once with --jobs 2
+    if seed < 2:
+        wait_for("started-0", "started-1")  # only side by side do seeds 0 and 1 both start
+except KeyboardInterrupt:
+    (marks / f"interrupted-{seed}").touch()
+    sys.exit(130)
+out.mkdir(parents=True)
+rows = "seed,frames,episodes,recent_return,wall_time\\n" + f"{seed},2000,9,{seed + 1.0},1\\n"
+(out / "metrics.csv").write_text(rows)
+summary = {"frames_per_seed": 2000, "wall_time": 60.0, "seeds": [seed], "final_eval_episodes": 100}
+summary |= {"final_eval_return_per_seed": [10.0 * seed], "final_eval_return_mean": 10.0 * seed}
+(out / "summary.json").write_text(json.dumps(summary))
+meta = {"format": "maxatar_agents.checkpoint/1", "algorithm": "dqn", "final_eval": {"return_mean": 10.0 * seed}}
+(out / "checkpoint.json").write_text(json.dumps(meta))
+(marks / f"ended-{seed}").touch()
+"""
+
+
+@pytest.fixture
+def fake_parts(tmp_path, monkeypatch):
+    """`run --jobs 2` over DQN's paper protocol on Breakout alone, its parts trained by FAKE_AGENT."""
+    script = tmp_path / "fake_agent.py"
+    script.write_text(FAKE_AGENT)
+    monkeypatch.setattr(mr, "PROTOCOL", (DQN_PAPER,))
+    monkeypatch.setattr(mr, "agent_command", lambda algo: [sys.executable, str(script)])
+    args = namespace(tmp_path, resume=False, algos=None, games=["Breakout-v0"], no_progress=True, no_export=True)
+    args.jobs = 2
+    return args, tmp_path / "runs" / DQN_PAPER.name / "Breakout-v0"
+
+
+def test_jobs_train_the_parts_side_by_side_and_merge_the_run(fake_parts):
+    args, marks = fake_parts
+    mr.run(args)
+    assert mr.finished(args.results, DQN_PAPER, "Breakout-v0")  # seeds 0 and 1 ran together, seed 2 after one
+    merged = json.loads((mr.result_dir(args.results, DQN_PAPER, "Breakout-v0") / "summary.json").read_text())
+    assert merged["seeds"] == [0, 1, 2] and merged["final_eval_return_per_seed"] == [0.0, 10.0, 20.0]
+    assert all(part["machine_at_start"] for part in merged["parts"])  # the load at each part's start is kept
+    assert (marks / "seeds-2.log").is_file()
+
+
+def test_a_failed_part_stops_the_others_as_ctrl_c_does(fake_parts):
+    args, marks = fake_parts
+    marks.mkdir(parents=True)
+    (marks / "fail-1").touch()
+    with pytest.raises(SystemExit, match=r"seeds-1 stopped with exit code 1; its output is in .*seeds-1\.log"):
+        mr.run(args)
+    assert (marks / "interrupted-0").exists() and not (marks / "started-2").exists()
+    assert not mr.part_finished(args.results, DQN_PAPER, "Breakout-v0", 0)
+
+
+def test_jobs_must_be_a_positive_whole_number():
+    with pytest.raises(argparse.ArgumentTypeError, match="at least 1"):
+        mr.positive_int("0")
+    assert mr.positive_int("3") == 3
