@@ -307,6 +307,7 @@ def side_by_side(pending: list[tuple[Entry, str]], args) -> None:
                     keep_part(entry, game, first, out, None, args)
                     continue
                 argv = agent_argv(entry, game, out, checkpoint.exists(out), first, count)
+                argv += ["--no-progress"] if args.no_progress else []
                 log = part_log(out)
                 log.parent.mkdir(parents=True, exist_ok=True)
                 print(f"$ python -m maxatar_agents.{entry.algo} {' '.join(argv)} >> {log}", flush=True)
@@ -327,7 +328,7 @@ def side_by_side(pending: list[tuple[Entry, str]], args) -> None:
                         f"{process.returncode}; its output is in {part_log(out)}"
                     )
                 keep_part(entry, game, first, out, load_before, args)
-            if running and time.monotonic() - last_status >= STATUS_EVERY:
+            if running and not args.no_progress and time.monotonic() - last_status >= STATUS_EVERY:
                 last_status = time.monotonic()
                 for entry, game, first, _ in running.values():
                     out = args.runs / entry.name / game / entry.part_name(first)

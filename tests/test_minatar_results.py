@@ -217,3 +217,11 @@ def test_jobs_must_be_a_positive_whole_number():
     with pytest.raises(argparse.ArgumentTypeError, match="at least 1"):
         mr.positive_int("0")
     assert mr.positive_int("3") == 3
+
+
+def test_the_status_line_is_the_progress_bars_latest_redraw(tmp_path):
+    log = tmp_path / "seeds-0.log"
+    log.write_bytes(b"$ python -m maxatar_agents.dqn ...\n 10%|# | 0.5M/5M\r 20%|## | 1.0M/5M\r\n")
+    assert mr.latest_line(log) == "20%|## | 1.0M/5M"
+    assert mr.latest_line(tmp_path / "seeds-1.log") == "starting"
+    assert mr.part_log(tmp_path / "dqn-minatar" / "Breakout-v0" / "seeds-2").name == "seeds-2.log"
