@@ -742,6 +742,12 @@ def client_markdown(name: str, rows: list[dict], meta: dict, readme: bool = Fals
     parts = [title, run_line + ".", table]
     if meta.get("notes"):
         parts.append("Skipped or failed:\n\n" + "\n".join(f"- {note}" for note in meta["notes"]))
+    if later := meta.get("skipped_since"):
+        why = "; ".join(later["notes"]) or "no reason given"
+        parts.append(
+            f"A later run (`{later['command']}`, started {later['started']}) measured nothing, so these results "
+            f"are kept: {why}."
+        )
     return "\n\n".join(parts), missed
 
 
@@ -816,6 +822,9 @@ def main(argv=None) -> None:
             log(f"  {note}")
         if not rows and load_rows(args.out, name):  # a missing dependency must not erase what was measured
             log(f"  {name}: nothing measured; its previous results in {args.out} are kept")
+            meta = load_meta(args.out)  # ... but the tables say that a later attempt measured nothing, and why
+            meta["clients"][name]["skipped_since"] = {"command": command, "started": started, "notes": notes}
+            (args.out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
             continue
         report.write_csv(args.out / f"{name}.csv", rows, CLIENTS[name].columns)
         meta = load_meta(args.out)

@@ -1,5 +1,6 @@
 """The clients benchmark's bookkeeping (benchmarks/clients.py): a client that measures nothing (its
-dependency missing) keeps the results an earlier run committed instead of replacing them with an empty table.
+dependency missing) keeps the results an earlier run committed instead of replacing them with an empty table,
+and its table says so.
 The measurements themselves are benchmarks, never run as tests."""
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ def test_a_client_skipped_for_a_missing_checkout_keeps_its_earlier_results(tmp_p
     clients.main(["--only", "cleanrl_dqn_jax", "--out", str(out)])  # no --cleanrl: skipped, nothing measured
 
     assert (out / "cleanrl_dqn_jax.csv").read_text() == before_csv
-    assert json.loads((out / "meta.json").read_text())["clients"]["cleanrl_dqn_jax"] == before_meta
+    after_meta = json.loads((out / "meta.json").read_text())["clients"]["cleanrl_dqn_jax"]
+    skipped = after_meta.pop("skipped_since")
+    assert after_meta == before_meta  # the measurement's own record is untouched
+    assert skipped["command"] == f"python -m benchmarks.clients --only cleanrl_dqn_jax --out {out}"
+    assert skipped["notes"] == [next(n for n in skipped["notes"] if "no CleanRL checkout" in n)]
     results = (out / "results.md").read_text()
     assert "## cleanrl_dqn_jax" in results and "dqn_jax.py 20000 steps" in results
+    # The table still says that the latest attempt measured nothing, and why.
+    assert f"A later run (`{skipped['command']}`, started {skipped['started']}) measured nothing" in results
+    assert "no CleanRL checkout" in results
