@@ -164,14 +164,15 @@ def train_part(entry: Entry, game: str, first: int, count: int, out: Path, dest:
     """Train (or continue) `count` seeds from `first` in one process, then keep their small result files."""
     from maxatar_agents import checkpoint, cli
 
+    below = Path(entry.name, game, entry.part_name(first))
     if trained(out):  # trained, but its results were not copied (interrupted just after): copy them now
-        keep_results(out, dest, None, machine())
+        keep_results(out, dest, below, None, machine())
         return
     argv = agent_argv(entry, game, out, checkpoint.exists(out), first, count)
     print(f"$ python -m maxatar_agents.{entry.algo} {' '.join(argv)}", flush=True)
     load_before = machine()
     cli.run(entry.algo, argv + ([] if progress else ["--no-progress"]))
-    keep_results(out, dest, load_before, machine())
+    keep_results(out, dest, below, load_before, machine())
 
 
 def merge_parts(entry: Entry, dest: Path) -> None:
@@ -205,12 +206,16 @@ def combine_parts(parts: list[Path]) -> tuple[str, dict]:
     return metrics, merged
 
 
-def keep_results(run: Path, dest: Path, load_before: str | None, load_after: str) -> None:
-    """Copy a finished run's metrics.csv and summary.json (the small files) and note the machine's load."""
+def keep_results(run: Path, dest: Path, below: Path, load_before: str | None, load_after: str) -> None:
+    """Copy a finished run's metrics.csv and summary.json (the small files) and note the machine's load. The
+    summary names the checkpoint where the default --runs keeps it (`below` that directory), not where this
+    machine happened to keep it."""
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy(run / "metrics.csv", dest / "metrics.csv")
     summary = json.loads((run / "summary.json").read_text())
     summary["machine_at_start"], summary["machine_at_end"] = load_before, load_after
+    if summary.get("checkpoint"):
+        summary["checkpoint"] = str(RUNS / below / Path(summary["checkpoint"]).name)
     (dest / "summary.json").write_text(json.dumps(summary, indent=1))
 
 
@@ -349,7 +354,8 @@ def keep_part(entry: Entry, game: str, first: int, out: Path, load_before: str |
     """A part's result files kept; when it was its run's last part, the run merged and the shipped policies
     updated, as `run` does after each run."""
     dest = result_dir(args.results, entry, game)
-    keep_results(out, dest / entry.part_name(first), load_before, machine())
+    below = Path(entry.name, game, entry.part_name(first))
+    keep_results(out, dest / entry.part_name(first), below, load_before, machine())
     print(f"{entry.name} on {game} {entry.part_name(first)}: done", flush=True)
     if not all(part_finished(args.results, entry, game, f) for f, _ in entry.parts()):
         return
@@ -523,9 +529,9 @@ def report(args) -> None:
         "over several sessions on 2-core machines that are not all alike (one with AVX-512 trains these small "
         "networks about twice as fast as one with AVX2 only), and each run's summary.json records its machine "
         "and load average. DQN's `minatar` preset (MinAtar's `examples/dqn.py`: one update per frame, 1 to 2.3 "
-        "hours per seed alone) trains its seeds one process each, and its wall-clock is their sum; the seeds "
-        "started from 2026-11-25 on trained side by side, three processes on the two cores (`run --jobs 3`), "
-        "each taking longer than it would alone. MinAtar's "
+        "hours per seed alone) trains its seeds one process each, and its wall-clock is their sum; Breakout's "
+        "seed 1 and SpaceInvaders' seed 2 trained side by side on the two cores (`run --jobs`), each slower than "
+        "it would be alone (about 800 frames/s against 1170 on the AVX-512 machine). MinAtar's "
         "DQN and AC(0.8) returns are those of its paper after 5M "
         "frames (30 seeds, same setting; AC read off its figure); pgx's PPO returns are after 20M frames with "
         "the minimal action set, and after 5M frames (its budget's first quarter, the frames used here) as read "

@@ -173,6 +173,7 @@ out.mkdir(parents=True)
 rows = "seed,frames,episodes,recent_return,wall_time\\n" + f"{seed},2000,9,{seed + 1.0},1\\n"
 (out / "metrics.csv").write_text(rows)
 summary = {"frames_per_seed": 2000, "wall_time": 60.0, "seeds": [seed], "final_eval_episodes": 100}
+summary["checkpoint"] = str(out.resolve() / "checkpoint.npz")
 summary |= {"final_eval_return_per_seed": [10.0 * seed], "final_eval_return_mean": 10.0 * seed}
 (out / "summary.json").write_text(json.dumps(summary))
 meta = {"format": "maxatar_agents.checkpoint/1", "algorithm": "dqn", "final_eval": {"return_mean": 10.0 * seed}}
@@ -200,6 +201,8 @@ def test_jobs_train_the_parts_side_by_side_and_merge_the_run(fake_parts):
     merged = json.loads((mr.result_dir(args.results, DQN_PAPER, "Breakout-v0") / "summary.json").read_text())
     assert merged["seeds"] == [0, 1, 2] and merged["final_eval_return_per_seed"] == [0.0, 10.0, 20.0]
     assert all(part["machine_at_start"] for part in merged["parts"])  # the load at each part's start is kept
+    # The committed files name each checkpoint where the default --runs keeps it, not this machine's path.
+    assert merged["parts"][2]["checkpoint"] == "runs/minatar_results/dqn-minatar/Breakout-v0/seeds-2/checkpoint.npz"
     assert (marks / "seeds-2.log").is_file()
 
 
