@@ -569,7 +569,8 @@ def report(args) -> None:
             plot_game(game, curves, args.figures / f"{game.split('-')[0].lower()}.png")
     lines.append("")
     if pending:
-        lines += [f"Not finished yet ({len(pending)} runs; `run --resume` continues): {', '.join(pending)}.", ""]
+        runs = f"{len(pending)} run" + ("s" if len(pending) > 1 else "")
+        lines += [f"Not finished yet ({runs}; `run --resume` continues): {', '.join(pending)}.", ""]
     figures = [args.figures / f"{game.split('-')[0].lower()}.png" for game in GAMES]
     drawn = [f"![{game}]({path})" for game, path in zip(GAMES, figures, strict=True) if path.exists()]
     if drawn:
