@@ -147,7 +147,6 @@ from pathlib import Path
 argv = sys.argv[1:]
 out, seed = Path(argv[argv.index("--out") + 1]), int(argv[argv.index("--seed") + 1])
 marks = out.parent
-(marks / f"started-{seed}").touch()
 
 def wait_for(*names):
     deadline = time.time() + 30
@@ -157,6 +156,7 @@ def wait_for(*names):
         time.sleep(0.05)
 
 try:
+    (marks / f"started-{seed}").touch()
     if marks.joinpath("fail-1").exists():  # seed 1 fails once seed 0 runs; seed 0 runs until it is stopped
         wait_for("started-0")
         if seed == 1:
