@@ -34,6 +34,7 @@ import numpy as np
 
 from maxatar import sharding
 from maxatar_agents import artifacts, runner, tracking
+from maxatar_agents.cli import stops_like_ctrl_c
 from maxatar_agents.configs import config_to_dict, default_preset, field_types, make_config, parse_value
 from maxatar_agents.registry import AGENT_MODULES, agent_module
 
@@ -449,28 +450,30 @@ def parse_set(items: list[str], algorithm: str) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None):
-    """`python -m maxatar_agents.sweep`: bad input exits with status 2 and one `error:` line."""
+    """`python -m maxatar_agents.sweep`: bad input exits with status 2 and one `error:` line; SIGTERM stops it
+    as Ctrl-C does (the running trial and its tracked run are closed as interrupted)."""
     args = build_parser().parse_args(argv)
     try:
-        study = optimize(
-            args.algo,
-            args.env,
-            trials=args.trials,
-            out=args.out,
-            storage=args.storage,
-            study_name=args.study_name,
-            preset=args.preset,
-            overrides=parse_set(args.set, args.algo),
-            space=args.space,
-            seeds=args.seeds,
-            first_seed=args.seed,
-            frames=args.frames,
-            pruner=args.pruner,
-            sampler_seed=args.sampler_seed,
-            timeout=args.timeout,
-            track=args.track,
-            track_uri=args.track_uri,
-        )
+        with stops_like_ctrl_c():
+            study = optimize(
+                args.algo,
+                args.env,
+                trials=args.trials,
+                out=args.out,
+                storage=args.storage,
+                study_name=args.study_name,
+                preset=args.preset,
+                overrides=parse_set(args.set, args.algo),
+                space=args.space,
+                seeds=args.seeds,
+                first_seed=args.seed,
+                frames=args.frames,
+                pruner=args.pruner,
+                sampler_seed=args.sampler_seed,
+                timeout=args.timeout,
+                track=args.track,
+                track_uri=args.track_uri,
+            )
     except SweepError as error:
         print(f"python -m maxatar_agents.sweep: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 
 import optuna
 import pytest
@@ -177,3 +178,23 @@ def test_preset_files_are_checked(tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:
         cli.main("pqn", ["--preset", str(tmp_path / "missing.json"), "--out", str(tmp_path / "run")])
     assert stop.value.code == 2 and "invalid config: preset file" in capsys.readouterr().err
+
+
+def test_sigterm_stops_a_sweep_as_ctrl_c_does(tmp_path, monkeypatch):
+    # A scheduler's SIGTERM reaches the study as Ctrl-C (KeyboardInterrupt), which Optuna records as a failed
+    # trial and the trackers as KILLED runs, instead of killing the process with everything left RUNNING.
+    def terminated_mid_study(*args, **kwargs):
+        signal.raise_signal(signal.SIGTERM)
+        pytest.fail("SIGTERM did not interrupt the study")
+
+    def outside_the_study(*_):  # in place of the default action, which would end the test process
+        pytest.fail("SIGTERM reached the handler outside the study")
+
+    before = signal.signal(signal.SIGTERM, outside_the_study)
+    try:
+        monkeypatch.setattr(sweep, "optimize", terminated_mid_study)
+        with pytest.raises(KeyboardInterrupt):
+            sweep.main(["--algo", "pqn", "--out", str(tmp_path), "--trials", "1"])
+        assert signal.getsignal(signal.SIGTERM) is outside_the_study
+    finally:
+        signal.signal(signal.SIGTERM, before)
