@@ -722,6 +722,10 @@ def load_meta(out: Path) -> dict:
     return json.loads(path.read_text()) if path.exists() else {"clients": {}}
 
 
+def save_meta(out: Path, meta: dict) -> None:
+    (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+
+
 def load_rows(out: Path, name: str) -> list[dict] | None:
     path = out / f"{name}.csv"
     return report.read_csv(path) if path.exists() else None
@@ -824,7 +828,7 @@ def main(argv=None) -> None:
             log(f"  {name}: nothing measured; its previous results in {args.out} are kept")
             meta = load_meta(args.out)  # ... but the tables say that a later attempt measured nothing, and why
             meta["clients"][name]["skipped_since"] = {"command": command, "started": started, "notes": notes}
-            (args.out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+            save_meta(args.out, meta)
             continue
         report.write_csv(args.out / f"{name}.csv", rows, CLIENTS[name].columns)
         meta = load_meta(args.out)
@@ -841,7 +845,7 @@ def main(argv=None) -> None:
             "settings": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
             "notes": notes,
         }
-        (args.out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+        save_meta(args.out, meta)
         log(client_markdown(name, load_rows(args.out, name) or [], meta["clients"][name])[0] + "\n")
     write_outputs(args)
 

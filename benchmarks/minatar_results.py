@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.agents_bench import GAMES, MINATAR_DQN, PGX_PPO, machine, read_rows, replace_section
+from renderers.cli import bounded
 
 RUNS = Path("runs/minatar_results")
 RESULTS = Path("benchmarks/results/agents/minatar")
@@ -93,6 +94,10 @@ class Entry:
         """The subdirectory of a part's checkpoint and result files ('' when the seeds train together)."""
         return "" if self.seeds_per_process >= SEEDS else f"seeds-{first}"
 
+    def part_dir(self, game: str, first: int) -> Path:
+        """Where a part's files go below --runs (its checkpoint) and below --results (its result files)."""
+        return Path(self.name, game, self.part_name(first))
+
 
 # In the order they run: the fastest agents first, so the table and the shipped policies fill in early.
 PROTOCOL = (
@@ -126,7 +131,7 @@ def finished(results: Path, entry: Entry, game: str) -> bool:
 
 
 def part_finished(results: Path, entry: Entry, game: str, first: int) -> bool:
-    return (result_dir(results, entry, game) / entry.part_name(first) / "summary.json").is_file()
+    return (results / entry.part_dir(game, first) / "summary.json").is_file()
 
 
 def agent_argv(entry: Entry, game: str, out: Path, resume: bool, first: int = 0, count: int = SEEDS) -> list[str]:
@@ -144,13 +149,11 @@ def agent_argv(entry: Entry, game: str, out: Path, resume: bool, first: int = 0,
 def train_one(entry: Entry, game: str, runs: Path, results: Path, progress: bool) -> None:
     """Train (or continue) one run, part by part, with the agent's command line, keeping each part's small
     result files; then, for a run in parts, merge them."""
-    dest = result_dir(results, entry, game)
     for first, count in entry.parts():
         if not part_finished(results, entry, game, first):
-            part = entry.part_name(first)
-            train_part(entry, game, first, count, runs / entry.name / game / part, dest / part, progress)
+            train_part(entry, game, first, count, runs, results, progress)
     if len(entry.parts()) > 1:
-        merge_parts(entry, dest)
+        merge_parts(entry, result_dir(results, entry, game))
 
 
 def trained(out: Path) -> bool:
@@ -160,19 +163,19 @@ def trained(out: Path) -> bool:
     return checkpoint.exists(out) and checkpoint.read_meta(out).get("final_eval") is not None
 
 
-def train_part(entry: Entry, game: str, first: int, count: int, out: Path, dest: Path, progress: bool) -> None:
+def train_part(entry: Entry, game: str, first: int, count: int, runs: Path, results: Path, progress: bool) -> None:
     """Train (or continue) `count` seeds from `first` in one process, then keep their small result files."""
     from maxatar_agents import checkpoint, cli
 
-    below = Path(entry.name, game, entry.part_name(first))
+    part, out = entry.part_dir(game, first), runs / entry.part_dir(game, first)
     if trained(out):  # trained, but its results were not copied (interrupted just after): copy them now
-        keep_results(out, dest, below, None, machine())
+        keep_results(runs, results, part, None, machine())
         return
     argv = agent_argv(entry, game, out, checkpoint.exists(out), first, count)
     print(f"$ python -m maxatar_agents.{entry.algo} {' '.join(argv)}", flush=True)
     load_before = machine()
     cli.run(entry.algo, argv + ([] if progress else ["--no-progress"]))
-    keep_results(out, dest, below, load_before, machine())
+    keep_results(runs, results, part, load_before, machine())
 
 
 def merge_parts(entry: Entry, dest: Path) -> None:
@@ -206,16 +209,17 @@ def combine_parts(parts: list[Path]) -> tuple[str, dict]:
     return metrics, merged
 
 
-def keep_results(run: Path, dest: Path, below: Path, load_before: str | None, load_after: str) -> None:
-    """Copy a finished run's metrics.csv and summary.json (the small files) and note the machine's load. The
-    summary names the checkpoint where the default --runs keeps it (`below` that directory), not where this
-    machine happened to keep it."""
+def keep_results(runs: Path, results: Path, part: Path, load_before: str | None, load_after: str) -> None:
+    """Copy a finished part's metrics.csv and summary.json (the small files) from `runs / part` to
+    `results / part` and note the machine's load. The summary names the checkpoint where the default --runs
+    keeps it, not where this machine happened to keep it."""
+    run, dest = runs / part, results / part
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy(run / "metrics.csv", dest / "metrics.csv")
     summary = json.loads((run / "summary.json").read_text())
     summary["machine_at_start"], summary["machine_at_end"] = load_before, load_after
     if summary.get("checkpoint"):
-        summary["checkpoint"] = str(RUNS / below / Path(summary["checkpoint"]).name)
+        summary["checkpoint"] = str(RUNS / part / Path(summary["checkpoint"]).name)
     (dest / "summary.json").write_text(json.dumps(summary, indent=1))
 
 
@@ -236,7 +240,7 @@ def run_pending(args) -> None:
         (e, g)
         for e, g in plan
         for first, _ in e.parts()
-        if part_finished(args.results, e, g, first) or checkpoint.exists(args.runs / e.name / g / e.part_name(first))
+        if part_finished(args.results, e, g, first) or checkpoint.exists(args.runs / e.part_dir(g, first))
     ]
     if started and not args.resume:
         names = ", ".join(f"{e.name}/{g}" for e, g in started[:3])
@@ -307,9 +311,9 @@ def side_by_side(pending: list[tuple[Entry, str]], args) -> None:
         while queue or running:
             while queue and len(running) < args.jobs:
                 entry, game, first, count = queue.pop(0)
-                out = args.runs / entry.name / game / entry.part_name(first)
+                out = args.runs / entry.part_dir(game, first)
                 if trained(out):  # its results were not copied (interrupted just after): copy them now
-                    keep_part(entry, game, first, out, None, args)
+                    keep_part(entry, game, first, None, args)
                     continue
                 argv = agent_argv(entry, game, out, checkpoint.exists(out), first, count)
                 argv += ["--no-progress"] if args.no_progress else []
@@ -326,18 +330,17 @@ def side_by_side(pending: list[tuple[Entry, str]], args) -> None:
                 if process.poll() is None:
                     continue
                 del running[process]
-                out = args.runs / entry.name / game / entry.part_name(first)
                 if process.returncode != 0:
                     raise SystemExit(
                         f"{entry.name} on {game} {entry.part_name(first)} stopped with exit code "
-                        f"{process.returncode}; its output is in {part_log(out)}"
+                        f"{process.returncode}; its output is in {part_log(args.runs / entry.part_dir(game, first))}"
                     )
-                keep_part(entry, game, first, out, load_before, args)
+                keep_part(entry, game, first, load_before, args)
             if running and not args.no_progress and time.monotonic() - last_status >= STATUS_EVERY:
                 last_status = time.monotonic()
                 for entry, game, first, _ in running.values():
-                    out = args.runs / entry.name / game / entry.part_name(first)
-                    print(f"  {entry.name}/{game}/{entry.part_name(first)}: {latest_line(part_log(out))}", flush=True)
+                    part = entry.part_dir(game, first)
+                    print(f"  {part}: {latest_line(part_log(args.runs / part))}", flush=True)
     except BaseException as stop:  # Ctrl-C, SIGTERM or a failed part: the others stop as Ctrl-C stops them
         for process in running:
             process.send_signal(signal.SIGINT)
@@ -350,17 +353,15 @@ def side_by_side(pending: list[tuple[Entry, str]], args) -> None:
         raise
 
 
-def keep_part(entry: Entry, game: str, first: int, out: Path, load_before: str | None, args) -> None:
+def keep_part(entry: Entry, game: str, first: int, load_before: str | None, args) -> None:
     """A part's result files kept; when it was its run's last part, the run merged and the shipped policies
     updated, as `run` does after each run."""
-    dest = result_dir(args.results, entry, game)
-    below = Path(entry.name, game, entry.part_name(first))
-    keep_results(out, dest / entry.part_name(first), below, load_before, machine())
+    keep_results(args.runs, args.results, entry.part_dir(game, first), load_before, machine())
     print(f"{entry.name} on {game} {entry.part_name(first)}: done", flush=True)
     if not all(part_finished(args.results, entry, game, f) for f, _ in entry.parts()):
         return
     if len(entry.parts()) > 1:
-        merge_parts(entry, dest)
+        merge_parts(entry, result_dir(args.results, entry, game))
     if not args.no_export:
         export(args)
 
@@ -582,12 +583,6 @@ def report(args) -> None:
         replace_section(args.readme, section, README_START, README_END)
 
 
-def positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
-    return int(text)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -598,7 +593,7 @@ def main() -> None:
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
     r.add_argument("--no-export", action="store_true", help="do not update the shipped policies after each run")
     r.add_argument(
-        "--jobs", type=positive_int, default=1, help="train this many parts (seeds in a process) side by side"
+        "--jobs", type=bounded(int, 1), default=1, help="train this many parts (seeds in a process) side by side"
     )
     e = sub.add_parser("export", help="the shipped policies and their GIFs from the finished runs")
     e.add_argument("--force", action="store_true", help="replace a shipped policy even by a weaker one")

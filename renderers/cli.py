@@ -20,7 +20,7 @@ SETTING_HELP = (
 )
 
 
-def _bounded(kind: Callable, low, high=None) -> Callable[[str], object]:
+def bounded(kind: Callable, low, high=None) -> Callable[[str], object]:
     """An argparse type: `kind(text)` within [low, high]."""
 
     def parse(text: str):
@@ -46,13 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
     gif.add_argument("--env", required=True, help="environment id, e.g. maxatar/Breakout-v0")
     gif.add_argument("--policy", default="random", help=POLICY_HELP)
     gif.add_argument("--setting", choices=SETTINGS, help=SETTING_HELP)
-    gif.add_argument(
-        "--steps", type=_bounded(int, 1, MAX_FRAMES), default=300, help="number of frames (one per action)"
-    )
-    gif.add_argument("--seed", type=_bounded(int, 0), default=0)
+    gif.add_argument("--steps", type=bounded(int, 1, MAX_FRAMES), default=300, help="number of frames (one per action)")
+    gif.add_argument("--seed", type=bounded(int, 0), default=0)
     gif.add_argument("--out", required=True, help="output .gif file")
-    gif.add_argument("--fps", type=_bounded(float, 0.1, 100.0), default=15.0, help="playback speed")
-    gif.add_argument("--scale", type=_bounded(int, 1, 64), default=None, help="pixels per grid cell")
+    gif.add_argument("--fps", type=bounded(float, 0.1, 100.0), default=15.0, help="playback speed")
+    gif.add_argument("--scale", type=bounded(int, 1, 64), default=None, help="pixels per grid cell")
     gif.add_argument("--no-overlay", action="store_true", help="leave out the score and step strip")
     gif.set_defaults(run=run_gif, subparser=gif)
 
@@ -62,10 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--env", required=True, help="environment id, e.g. maxatar/Breakout-v0")
     play.add_argument("--policy", help="watch this policy play instead of playing yourself: " + POLICY_HELP)
     play.add_argument("--setting", choices=SETTINGS, help=SETTING_HELP)
-    play.add_argument("--fps", type=_bounded(float, 0.5, 60.0), default=10.0, help="steps per second")
-    play.add_argument("--zoom", type=_bounded(int, 1, 16), default=3, help="window enlargement")
-    play.add_argument("--seed", type=_bounded(int, 0), default=0)
-    play.add_argument("--steps", type=_bounded(int, 1), default=None, help="stop after this many steps")
+    play.add_argument("--fps", type=bounded(float, 0.5, 60.0), default=10.0, help="steps per second")
+    play.add_argument("--zoom", type=bounded(int, 1, 16), default=3, help="window enlargement")
+    play.add_argument("--seed", type=bounded(int, 0), default=0)
+    play.add_argument("--steps", type=bounded(int, 1), default=None, help="stop after this many steps")
     play.set_defaults(run=run_play, subparser=play)
     return parser
 

@@ -99,11 +99,19 @@ def test_the_command_line_stops_on_sigterm_as_on_ctrl_c(sent):
     # A run started in the background inherits SIGINT ignored, and a scheduler stops it with SIGTERM: inside
     # `stops_like_ctrl_c` (what `main` runs in) both raise KeyboardInterrupt, which saves the checkpoint
     # (test_agents.py: test_resume_after_ctrl_c_equals_uninterrupted_run); outside, the old handlers are back.
-    before, term = signal.signal(signal.SIGINT, signal.SIG_IGN), signal.getsignal(signal.SIGTERM)
+    def outside(*_):  # in place of SIGTERM's default action, which would end the test process
+        pytest.fail("the signal reached the handler outside stops_like_ctrl_c")
+
+    before = {
+        signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN),
+        signal.SIGTERM: signal.getsignal(signal.SIGTERM),
+    }
+    signal.signal(signal.SIGTERM, outside)
     try:
         with pytest.raises(KeyboardInterrupt), cli.stops_like_ctrl_c():
             signal.raise_signal(sent)
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-        assert signal.getsignal(signal.SIGTERM) is term
+        assert signal.getsignal(signal.SIGTERM) is outside
     finally:
-        signal.signal(signal.SIGINT, before)
+        for sig, handler in before.items():
+            signal.signal(sig, handler)

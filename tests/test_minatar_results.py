@@ -216,10 +216,15 @@ def test_a_failed_part_stops_the_others_as_ctrl_c_does(fake_parts):
     assert not mr.part_finished(args.results, DQN_PAPER, "Breakout-v0", 0)
 
 
-def test_jobs_must_be_a_positive_whole_number():
-    with pytest.raises(argparse.ArgumentTypeError, match="at least 1"):
-        mr.positive_int("0")
-    assert mr.positive_int("3") == 3
+def test_jobs_must_be_a_positive_whole_number(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["minatar_results", "run", "--jobs", "0"])
+    with pytest.raises(SystemExit):
+        mr.main()
+    assert "--jobs: must be >= 1, got 0" in capsys.readouterr().err
+    monkeypatch.setattr(mr, "run", lambda args: print(f"jobs={args.jobs}"))
+    monkeypatch.setattr(sys, "argv", ["minatar_results", "run", "--jobs", "3"])
+    mr.main()
+    assert "jobs=3" in capsys.readouterr().out
 
 
 def test_the_status_line_is_the_progress_bars_latest_redraw(tmp_path):
