@@ -8,15 +8,15 @@ the paper's protocol) on two games besides, its 3 seeds trained one process each
 
     python -m benchmarks.minatar_results run            # every run of the protocol in turn (hours on a CPU)
     python -m benchmarks.minatar_results run --resume   # after any interruption: continue where it stopped
-    python -m benchmarks.minatar_results run --resume --jobs 2   # two processes side by side (see side_by_side)
+    python -m benchmarks.minatar_results run --resume --jobs 2   # two processes side by side (see train_parts)
     python -m benchmarks.minatar_results report --readme README.md   # the table and one PNG per game
     python -m benchmarks.minatar_results export         # the shipped policies and docs/trained/*.gif again
 
-`run` trains one (agent, game) at a time with `python -m maxatar_agents.<algo> ... --seeds 3` (in process, its
-progress bar shown), checkpointing often, so that Ctrl-C, a crash or the end of a session loses at most a few
-percent of one run: `run --resume` continues its checkpoint bit for bit and skips the runs already finished.
-With `--jobs N` it trains N parts (a run's seeds that share a process) at once instead, each in a process of
-its own running that command line, and prints each one's latest progress line every minute.
+`run` trains one (agent, game) at a time with `python -m maxatar_agents.<algo> ... --seeds 3` (a process of
+its own, its progress bar shown), checkpointing often, so that Ctrl-C, a crash or the end of a session loses at
+most a few percent of one run: `run --resume` continues its checkpoint bit for bit and skips the runs already
+finished. With `--jobs N` it trains N parts (a run's seeds that share a process) at once instead, each in a
+process of its own, and prints each one's latest progress line every minute (see `train_parts`).
 The checkpoints (with replay buffers, hundreds of MB) stay in `runs/minatar_results/` (not committed); each
 finished run's metrics.csv and summary.json, and the machine's load while it ran, go to
 `benchmarks/results/agents/minatar/<algo>-<preset>/<game>/` (committed), from which `report` rebuilds every
@@ -146,36 +146,11 @@ def agent_argv(entry: Entry, game: str, out: Path, resume: bool, first: int = 0,
     return argv + (["--resume"] if resume else [])
 
 
-def train_one(entry: Entry, game: str, runs: Path, results: Path, progress: bool) -> None:
-    """Train (or continue) one run, part by part, with the agent's command line, keeping each part's small
-    result files; then, for a run in parts, merge them."""
-    for first, count in entry.parts():
-        if not part_finished(results, entry, game, first):
-            train_part(entry, game, first, count, runs, results, progress)
-    if len(entry.parts()) > 1:
-        merge_parts(entry, result_dir(results, entry, game))
-
-
 def trained(out: Path) -> bool:
     """Whether the part whose checkpoint is `out` has finished training (its results may not be copied yet)."""
     from maxatar_agents import checkpoint
 
     return checkpoint.exists(out) and checkpoint.read_meta(out).get("final_eval") is not None
-
-
-def train_part(entry: Entry, game: str, first: int, count: int, runs: Path, results: Path, progress: bool) -> None:
-    """Train (or continue) `count` seeds from `first` in one process, then keep their small result files."""
-    from maxatar_agents import checkpoint, cli
-
-    part, out = entry.part_dir(game, first), runs / entry.part_dir(game, first)
-    if trained(out):  # trained, but its results were not copied (interrupted just after): copy them now
-        keep_results(runs, results, part, None, machine())
-        return
-    argv = agent_argv(entry, game, out, checkpoint.exists(out), first, count)
-    print(f"$ python -m maxatar_agents.{entry.algo} {' '.join(argv)}", flush=True)
-    load_before = machine()
-    cli.run(entry.algo, argv + ([] if progress else ["--no-progress"]))
-    keep_results(runs, results, part, load_before, machine())
 
 
 def merge_parts(entry: Entry, dest: Path) -> None:
@@ -250,24 +225,14 @@ def run_pending(args) -> None:
         )
     pending = [(e, g) for e, g in plan if not finished(args.results, e, g)]
     print(f"{len(plan) - len(pending)} of {len(plan)} runs finished; {len(pending)} to go. {machine()}", flush=True)
-    if args.jobs > 1:
-        side_by_side(pending, args)
-        return
-    for i, (entry, game) in enumerate(pending):
-        print(f"\n[{i + 1}/{len(pending)}] {entry.name} on {game}, {SEEDS} seeds", flush=True)
-        try:
-            train_one(entry, game, args.runs, args.results, not args.no_progress)
-        except SystemExit as stop:
-            if stop.code == 130:  # the agent's command line saved its checkpoint and said how to continue
-                raise SystemExit(
-                    "interrupted; continue with: python -m benchmarks.minatar_results run --resume"
-                ) from None
-            raise
-        if not args.no_export:
-            export(args)
+    for entry, game in pending:
+        if all(part_finished(args.results, entry, game, f) for f, _ in entry.parts()):
+            finish_run(entry, game, args)  # its last part was kept, but the run not merged (interrupted just after)
+    queue = [(e, g, f, n) for e, g in pending for f, n in e.parts() if not part_finished(args.results, e, g, f)]
+    train_parts(queue, args)
 
 
-# --- side by side (--jobs) ---
+# --- the processes ---
 
 STATUS_EVERY = 60.0  # seconds between the status lines of the parts training side by side
 
@@ -294,17 +259,31 @@ def latest_line(log: Path) -> str:
     return lines[-1] if lines else "starting"
 
 
-def side_by_side(pending: list[tuple[Entry, str]], args) -> None:
-    """Train the pending runs' unfinished parts `args.jobs` at a time, each in a process of its own (the agent's
-    command line, its output in `part_log`; every STATUS_EVERY seconds the latest line of each is printed). A
-    run is merged and exported as soon as its last part is done. Ctrl-C or SIGTERM stops every process as
-    Ctrl-C stops one: each saves its checkpoint, and `run --resume` continues them all.
+def start_part(algo: str, argv: list[str], log: Path | None) -> subprocess.Popen:
+    """The agent's process, in a session of its own so that a terminal's Ctrl-C reaches it once, from here
+    (twice could interrupt it while it saves). Its output goes to `log`, or to this terminal when None."""
+    if log is None:
+        return subprocess.Popen([*agent_command(algo), *argv], start_new_session=True)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as f:
+        return subprocess.Popen(
+            [*agent_command(algo), *argv], stdout=f, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+
+def train_parts(queue: list[tuple[Entry, str, int, int]], args) -> None:
+    """Train the parts in `queue` (entry, game, first seed, seeds) `args.jobs` at a time, each in a process of
+    its own running the agent's command line. One at a time, its output (the progress bar) is this terminal's;
+    side by side, each writes to its `part_log` and every STATUS_EVERY seconds the latest line of each is
+    printed. A part's results are kept as soon as it is done, and its run merged and exported when it was the
+    run's last part. Ctrl-C or SIGTERM stops every process as Ctrl-C stops one: each saves its checkpoint, and
+    `run --resume` continues them all.
 
     On a 2-core CPU (AVX-512) two one-seed DQN `minatar` processes trained at about 840 and 780 frames/s side by
     side, against 1170 for one alone: one process's small updates leave much of the second core idle."""
     from maxatar_agents import checkpoint
 
-    queue = [(e, g, f, n) for e, g in pending for f, n in e.parts() if not part_finished(args.results, e, g, f)]
+    side_by_side = args.jobs > 1
     running: dict[subprocess.Popen, tuple[Entry, str, int, str]] = {}  # process -> entry, game, first seed, load
     last_status = time.monotonic()
     try:
@@ -317,26 +296,23 @@ def side_by_side(pending: list[tuple[Entry, str]], args) -> None:
                     continue
                 argv = agent_argv(entry, game, out, checkpoint.exists(out), first, count)
                 argv += ["--no-progress"] if args.no_progress else []
-                log = part_log(out)
-                log.parent.mkdir(parents=True, exist_ok=True)
-                print(f"$ python -m maxatar_agents.{entry.algo} {' '.join(argv)} >> {log}", flush=True)
-                with open(log, "ab") as f:  # its own session: a terminal's Ctrl-C reaches it once, from here
-                    process = subprocess.Popen(
-                        [*agent_command(entry.algo), *argv], stdout=f, stderr=subprocess.STDOUT, start_new_session=True
-                    )
-                running[process] = (entry, game, first, machine())
+                log = part_log(out) if side_by_side else None
+                to_log = f" >> {log}" if log else ""
+                print(f"\n$ python -m maxatar_agents.{entry.algo} {' '.join(argv)}{to_log}", flush=True)
+                running[start_part(entry.algo, argv, log)] = (entry, game, first, machine())
             time.sleep(0.2)
             for process, (entry, game, first, load_before) in list(running.items()):
                 if process.poll() is None:
                     continue
                 del running[process]
                 if process.returncode != 0:
+                    where = f"; its output is in {part_log(args.runs / entry.part_dir(game, first))}"
                     raise SystemExit(
                         f"{entry.name} on {game} {entry.part_name(first)} stopped with exit code "
-                        f"{process.returncode}; its output is in {part_log(args.runs / entry.part_dir(game, first))}"
+                        f"{process.returncode}{where if side_by_side else ''}"
                     )
                 keep_part(entry, game, first, load_before, args)
-            if running and not args.no_progress and time.monotonic() - last_status >= STATUS_EVERY:
+            if side_by_side and running and not args.no_progress and time.monotonic() - last_status >= STATUS_EVERY:
                 last_status = time.monotonic()
                 for entry, game, first, _ in running.values():
                     part = entry.part_dir(game, first)
@@ -347,19 +323,24 @@ def side_by_side(pending: list[tuple[Entry, str]], args) -> None:
         for process in running:
             process.wait()  # each saves its checkpoint
         if isinstance(stop, KeyboardInterrupt):
+            jobs = f" --jobs {args.jobs}" if side_by_side else ""
             raise SystemExit(
-                f"interrupted; continue with: python -m benchmarks.minatar_results run --resume --jobs {args.jobs}"
+                f"interrupted; continue with: python -m benchmarks.minatar_results run --resume{jobs}"
             ) from None
         raise
 
 
 def keep_part(entry: Entry, game: str, first: int, load_before: str | None, args) -> None:
-    """A part's result files kept; when it was its run's last part, the run merged and the shipped policies
-    updated, as `run` does after each run."""
+    """A finished part's result files kept; when it was its run's last part, the run finished."""
     keep_results(args.runs, args.results, entry.part_dir(game, first), load_before, machine())
-    print(f"{entry.name} on {game} {entry.part_name(first)}: done", flush=True)
-    if not all(part_finished(args.results, entry, game, f) for f, _ in entry.parts()):
-        return
+    print(f"{entry.name} on {game} {entry.part_name(first) or f'{SEEDS} seeds'}: done", flush=True)
+    if all(part_finished(args.results, entry, game, f) for f, _ in entry.parts()):
+        finish_run(entry, game, args)
+
+
+def finish_run(entry: Entry, game: str, args) -> None:
+    """A run whose parts are all kept: its parts' results merged into the run's, and the shipped policies
+    updated (a new run may be its game's strongest)."""
     if len(entry.parts()) > 1:
         merge_parts(entry, result_dir(args.results, entry, game))
     if not args.no_export:

@@ -88,7 +88,7 @@ def test_a_run_too_long_for_one_sitting_trains_its_seeds_one_process_each(tmp_pa
     assert argv[argv.index("--out") + 1].endswith("seeds-2") and "--total-steps" not in argv
 
 
-def test_the_parts_of_a_run_merge_into_one_run_and_ship_the_best_seeds_part(tmp_path, capsys):
+def test_the_parts_of_a_run_merge_into_one_run_and_ship_the_best_seeds_part(tmp_path, capsys, monkeypatch):
     results = tmp_path / "results"
     run = mr.result_dir(results, DQN_PAPER, "Breakout-v0")
     for first, greedy in ((0, 20.0), (1, 35.0), (2, 25.0)):
@@ -102,7 +102,10 @@ def test_the_parts_of_a_run_merge_into_one_run_and_ship_the_best_seeds_part(tmp_
             assert "1 of 3 seeds so far" in row and "| 10.0 (1 seed) | 20.0 (1 seed) |" in row  # no spread of one
             assert "| 10 min (1 of 3) |" in row and not (run / "summary.json").exists()
     assert not mr.finished(results, DQN_PAPER, "Breakout-v0")
-    mr.train_one(DQN_PAPER, "Breakout-v0", tmp_path / "runs", results, progress=False)  # all parts done: merge only
+    # All its parts kept but the run not merged (interrupted just after): `run --resume` merges it, training nothing.
+    monkeypatch.setattr(mr, "PROTOCOL", (DQN_PAPER,))
+    args = namespace(tmp_path, resume=True, algos=None, games=["Breakout-v0"], no_progress=True, no_export=True)
+    mr.run(argparse.Namespace(**vars(args), jobs=1))
     assert mr.finished(results, DQN_PAPER, "Breakout-v0")
     merged = json.loads((run / "summary.json").read_text())
     assert merged["seeds"] == [0, 1, 2] and merged["final_eval_return_per_seed"] == [20.0, 35.0, 25.0]
@@ -162,9 +165,13 @@ try:
         if seed == 1:
             sys.exit(1)
         wait_for("never")
-    if seed == 2 and not any((marks / f"ended-{s}").exists() for s in (0, 1)):
+    if not (marks / "side-by-side").exists():
+        running = [s for s in range(3) if (marks / f"started-{s}").exists() and not (marks / f"ended-{s}").exists()]
+        if running != [seed]:
+            sys.exit(5)  # one at a time, a part starts only once the one before it has ended
+    elif seed == 2 and not any((marks / f"ended-{s}").exists() for s in (0, 1)):
         sys.exit(4)  # three parts at once with --jobs 2
-    if seed < 2:
+    elif seed < 2:
         wait_for("started-0", "started-1")  # only side by side do seeds 0 and 1 both start
 except KeyboardInterrupt:
     (marks / f"interrupted-{seed}").touch()
@@ -179,6 +186,7 @@ summary |= {"final_eval_return_per_seed": [10.0 * seed], "final_eval_return_mean
 meta = {"format": "maxatar_agents.checkpoint/1", "algorithm": "dqn", "final_eval": {"return_mean": 10.0 * seed}}
 (out / "checkpoint.json").write_text(json.dumps(meta))
 (marks / f"ended-{seed}").touch()
+print(f"seed {seed} trained")
 """
 
 
@@ -191,7 +199,10 @@ def fake_parts(tmp_path, monkeypatch):
     monkeypatch.setattr(mr, "agent_command", lambda algo: [sys.executable, str(script)])
     args = namespace(tmp_path, resume=False, algos=None, games=["Breakout-v0"], no_progress=True, no_export=True)
     args.jobs = 2
-    return args, tmp_path / "runs" / DQN_PAPER.name / "Breakout-v0"
+    marks = tmp_path / "runs" / DQN_PAPER.name / "Breakout-v0"
+    marks.mkdir(parents=True)
+    (marks / "side-by-side").touch()
+    return args, marks
 
 
 def test_jobs_train_the_parts_side_by_side_and_merge_the_run(fake_parts):
@@ -206,9 +217,19 @@ def test_jobs_train_the_parts_side_by_side_and_merge_the_run(fake_parts):
     assert (marks / "seeds-2.log").is_file()
 
 
+def test_one_job_trains_the_parts_in_turn_each_showing_its_output_here(fake_parts, capfd):
+    args, marks = fake_parts
+    args.jobs = 1
+    (marks / "side-by-side").unlink()
+    mr.run(args)
+    assert mr.finished(args.results, DQN_PAPER, "Breakout-v0")
+    out = capfd.readouterr().out
+    assert out.count("$ python -m maxatar_agents.dqn") == 3 and all(f"seed {s} trained" in out for s in range(3))
+    assert ">>" not in out and not list(marks.glob("*.log"))
+
+
 def test_a_failed_part_stops_the_others_as_ctrl_c_does(fake_parts):
     args, marks = fake_parts
-    marks.mkdir(parents=True)
     (marks / "fail-1").touch()
     with pytest.raises(SystemExit, match=r"seeds-1 stopped with exit code 1; its output is in .*seeds-1\.log"):
         mr.run(args)
