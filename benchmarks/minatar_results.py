@@ -284,7 +284,8 @@ def train_parts(queue: list[tuple[Entry, str, int, int]], args) -> None:
     from maxatar_agents import checkpoint
 
     side_by_side = args.jobs > 1
-    running: dict[subprocess.Popen, tuple[Entry, str, int, str]] = {}  # process -> entry, game, first seed, load
+    # process -> entry, game, first seed, the load at its start, its log (None: its output is this terminal's)
+    running: dict[subprocess.Popen, tuple[Entry, str, int, str, Path | None]] = {}
     last_status = time.monotonic()
     try:
         while queue or running:
@@ -299,24 +300,23 @@ def train_parts(queue: list[tuple[Entry, str, int, int]], args) -> None:
                 log = part_log(out) if side_by_side else None
                 to_log = f" >> {log}" if log else ""
                 print(f"\n$ python -m maxatar_agents.{entry.algo} {' '.join(argv)}{to_log}", flush=True)
-                running[start_part(entry.algo, argv, log)] = (entry, game, first, machine())
+                running[start_part(entry.algo, argv, log)] = (entry, game, first, machine(), log)
             time.sleep(0.2)
-            for process, (entry, game, first, load_before) in list(running.items()):
+            for process, (entry, game, first, load_before, log) in list(running.items()):
                 if process.poll() is None:
                     continue
                 del running[process]
                 if process.returncode != 0:
-                    where = f"; its output is in {part_log(args.runs / entry.part_dir(game, first))}"
+                    where = f"; its output is in {log}" if log else ""
                     raise SystemExit(
                         f"{entry.name} on {game} {entry.part_name(first)} stopped with exit code "
-                        f"{process.returncode}{where if side_by_side else ''}"
+                        f"{process.returncode}{where}"
                     )
                 keep_part(entry, game, first, load_before, args)
             if side_by_side and running and not args.no_progress and time.monotonic() - last_status >= STATUS_EVERY:
                 last_status = time.monotonic()
-                for entry, game, first, _ in running.values():
-                    part = entry.part_dir(game, first)
-                    print(f"  {part}: {latest_line(part_log(args.runs / part))}", flush=True)
+                for entry, game, first, _, log in running.values():
+                    print(f"  {entry.part_dir(game, first)}: {latest_line(log)}", flush=True)
     except BaseException as stop:  # Ctrl-C, SIGTERM or a failed part: the others stop as Ctrl-C stops them
         for process in running:
             process.send_signal(signal.SIGINT)

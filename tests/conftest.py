@@ -1,7 +1,9 @@
 """Shared test configuration: hypothesis profiles (deterministic in CI) and headless rendering."""
 
 import os
+import signal
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
@@ -12,3 +14,16 @@ common = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, Health
 settings.register_profile("ci", derandomize=True, print_blob=True, **common)
 settings.register_profile("dev", **common)
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+@pytest.fixture
+def stray_sigterm_fails():
+    """For tests that send SIGTERM: its handler outside the code under test fails the test instead of taking
+    SIGTERM's default action, which would end the test process. Yields that handler."""
+
+    def stray(*_):
+        pytest.fail("SIGTERM reached the handler outside the code under test")
+
+    before = signal.signal(signal.SIGTERM, stray)
+    yield stray
+    signal.signal(signal.SIGTERM, before)
