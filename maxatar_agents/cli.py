@@ -39,6 +39,7 @@ from maxatar_agents import artifacts, checkpoint, configs, grid, runner, trackin
 from maxatar_agents.configs import (
     canonical_env_id,
     config_diff,
+    config_error_text,
     config_from_dict,
     config_to_dict,
     default_preset,
@@ -90,7 +91,12 @@ def build_parser(algorithm: str, module) -> argparse.ArgumentParser:
     )
     parser.add_argument("--out", required=True, help="output directory (metrics, summary, plot, checkpoints)")
     parser.add_argument("--resume", action="store_true", help="continue the run whose checkpoint is in --out")
-    parser.add_argument("--checkpoint-every", type=int, help="frames between checkpoints (default: a tenth of the run)")
+    parser.add_argument(
+        "--checkpoint-every",
+        type=int,
+        help="frames between checkpoints, rounded to whole logging intervals (0: after every interval; "
+        "default: a tenth of the run)",
+    )
     parser.add_argument("--gif", action="store_true", help="render the trained policy to OUT/policy.gif")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--track", choices=tracking.KINDS, help="log config, metrics and files to MLflow/TensorBoard")
@@ -195,7 +201,7 @@ def make_config(args: argparse.Namespace, module, base: Any | None = None) -> tu
             preset = default_preset(module, env_id or module.Config.env_id)
         return configs.make_config(module, env_id, preset, **overrides), preset
     except (TypeError, ValueError) as error:
-        raise UsageError(f"invalid config: {error}") from None
+        raise UsageError(config_error_text(error)) from None
 
 
 def prepare_out(out: Path) -> None:
@@ -206,6 +212,13 @@ def prepare_out(out: Path) -> None:
             pass
     except OSError as error:
         raise UsageError(f"cannot write to --out {str(out)!r}: {error.strerror or error}") from None
+
+
+def check_run_options(args: argparse.Namespace) -> None:
+    """The run's own options that are not config fields (those the config checks), before --out is made."""
+    if args.checkpoint_every is not None and args.checkpoint_every < 0:
+        every = args.checkpoint_every
+        raise UsageError(f"--checkpoint-every must be >= 0 frames (0: a checkpoint after every interval), got {every}")
 
 
 # --- devices ---
@@ -341,6 +354,7 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
     module = agent_module(algorithm)
     args = build_parser(algorithm, module).parse_args(argv)
     devices = parse_devices(args.devices)
+    check_run_options(args)
     start_distributed(args)
     lead = jax.process_index() == 0  # the process that writes files and prints
     out = Path(args.out)

@@ -16,6 +16,7 @@ import optax
 
 import maxatar
 from maxatar.core import Environment, EnvParams
+from maxatar_agents.configs import ConfigError, check_fields
 from maxatar_agents.evaluation import EpisodeStats, evaluate, recent_return
 
 
@@ -47,16 +48,17 @@ class RunConfig:
     keep_best_episodes: int = 10  # episodes of each of those evaluations (all in parallel)
 
     def __post_init__(self):
-        """Fail on a bad value before anything compiles (a skeleton's config checks its own fields after)."""
-        self.require_counts(
-            "total_steps", "num_envs", "log_points", "eval_episodes", "eval_max_steps", "keep_best_episodes"
-        )
+        """Fail on a bad value before anything is written or compiled: every field's type and bounds, the
+        subclass's fields too (`configs.check_fields`), then the environment, made once from the config
+        (`check_env`). A skeleton's or agent's config checks what one field cannot say alone after this."""
+        check_fields(self)
+        check_env(self)
 
     def require_counts(self, *names: str) -> None:
-        """A `ValueError` for the first of these fields that is below 1."""
+        """A `ConfigError` for the first of these fields that is below 1."""
         for name in names:
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+                raise ConfigError(name, f"{name} must be >= 1, got {getattr(self, name)}")
 
 
 class Schedule(NamedTuple):
@@ -137,6 +139,30 @@ def env_kwargs(config: Any) -> dict[str, Any]:
 def env_from_config(config: Any) -> tuple[Environment, EnvParams]:
     """`maxatar.make(config.env_id, **env_kwargs(config))`, so every agent reads those knobs the same way."""
     return maxatar.make(config.env_id, **env_kwargs(config))
+
+
+# Where `maxatar.make` names one of its keywords in an error, the config field that set it (first match).
+ENV_ERROR_FIELDS = (
+    ("sticky_action_prob", "sticky_action_prob"),
+    ("difficulty_ramping", "difficulty_ramping"),
+    ("obs_scale", "obs_scale"),
+    ("obs_type", "obs_type"),
+    ("setting", "env_setting"),
+)
+
+
+def check_env(config: Any, make: Callable[[Any], Any] = env_from_config) -> None:
+    """Make the config's environment once (`make(config)`, by default `env_from_config`), so that a value
+    the environment refuses (a sticky-action probability, an observation type, a setting, an id) fails when
+    the config is built; its error becomes a `ConfigError` naming the config field."""
+    try:
+        make(config)
+    except (TypeError, ValueError) as error:
+        if isinstance(error, ConfigError):
+            raise
+        text = str(error)
+        field = next((field for word, field in ENV_ERROR_FIELDS if word in text), "env_id")
+        raise ConfigError(field, text) from None
 
 
 def reset_envs(env: Environment, env_params: EnvParams, key: jax.Array, num_envs: int):

@@ -44,6 +44,7 @@ from maxatar.core import Environment, EnvParams, keep_last_action, tree_select
 from maxatar.envs.doors import AGENT, GOAL, Doors, DoorsState
 from maxatar.prng import materialize, threefry2x32
 from maxatar_agents import program
+from maxatar_agents.configs import Bounds, ConfigError, check_fields
 from maxatar_agents.program import Program, TrainResult, final_evaluation, schedule, tie_to_seed
 
 ALGORITHM = "q_learning"
@@ -74,19 +75,18 @@ class Config:
     eval_max_steps: int = 10_000  # safety cap on an evaluation episode's length
 
     def __post_init__(self):
-        """Fail on a bad value before anything compiles."""
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
-        if self.model not in MODELS:
-            raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
-        for name in ["total_steps", "num_envs", "log_points", "eval_episodes", "eval_max_steps"]:
-            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {getattr(self, name)!r}")
-        for name, low_open in (("lr", True), ("gamma", False), ("epsilon", False)):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not (0 < value <= 1 if low_open else 0 <= value <= 1):
-                interval = "(0, 1]" if low_open else "[0, 1]"
-                raise ValueError(f"{name} must be a number in {interval}, got {value!r}")
+        """Fail on a bad value before anything is written or compiled: every field's type and bounds (the
+        agents' shared checks, `configs.check_fields`, with a step size in (0, 1]), the choices, then the
+        environment, made once: it must have a tabular view (`tabular_view`)."""
+        check_fields(self, {"lr": Bounds(0.0, 1.0, low_open=True)})
+        for name, choices in (("method", METHODS), ("model", MODELS)):
+            if getattr(self, name) not in choices:
+                raise ConfigError(name, f"{name} must be one of {choices}, got {getattr(self, name)!r}")
+        program.check_env(self, tabular_env)
+        try:
+            tabular_view(*tabular_env(self))
+        except ValueError as error:
+            raise ConfigError("env_id", f"env_id {self.env_id!r}: {error}") from None
 
 
 # fmt: off
@@ -145,6 +145,13 @@ def tabular_view(env: Environment, params: EnvParams) -> Tabular:
     if isinstance(env, Doors):
         return doors_tabular(env, params)
     raise ValueError(f"{env.name} has no small discrete state for a tabular agent; use maxatar/Doors-v0")
+
+
+def tabular_env(config: Config) -> tuple[Environment, EnvParams]:
+    """The config's environment: `maxatar.make` with its sticky-action and ramping choices (None: the
+    environment's defaults)."""
+    overrides = {"sticky_action_prob": config.sticky_action_prob, "difficulty_ramping": config.difficulty_ramping}
+    return maxatar.make(config.env_id, **{k: v for k, v in overrides.items() if v is not None})
 
 
 class TransitionTable(NamedTuple):
@@ -255,8 +262,7 @@ def step_uniforms(key: jax.Array, t: jax.Array, rows: int, num_envs: int) -> jax
 def make_program(config: Config, learn: bool = True) -> Program:
     """The pure pieces of a run (see `program.Program`). Cached so that runs of one config share compiled code.
     `learn=False` acts and steps without updating the tables (the benchmark's baseline)."""
-    overrides = {"sticky_action_prob": config.sticky_action_prob, "difficulty_ramping": config.difficulty_ramping}
-    env, env_params = maxatar.make(config.env_id, **{k: v for k, v in overrides.items() if v is not None})
+    env, env_params = tabular_env(config)
     view = tabular_view(env, env_params)
     num_states, num_actions, num_envs = view.num_states, env.num_actions, config.num_envs
     action_set = jnp.asarray(env.action_set, jnp.int32)
