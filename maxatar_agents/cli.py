@@ -212,6 +212,8 @@ def prepare_out(out: Path) -> None:
             pass
     except OSError as error:
         raise UsageError(f"cannot write to --out {str(out)!r}: {error.strerror or error}") from None
+    if jax.process_index() == 0:  # the process that writes checkpoints holds --out until `run` ends
+        checkpoint.lock_run(out)
 
 
 def check_run_options(args: argparse.Namespace) -> None:
@@ -348,6 +350,7 @@ def checked_sweep(module, config: Any, sweep: dict[str, tuple[float, ...]]) -> d
 # --- the run ---
 
 
+@checkpoint.releases_run_locks
 def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[int], None] | None = None) -> dict:
     """Parse `argv`, train, write the artefacts; returns the summary. `on_interval(intervals_done)` is called
     after each interval (tests use it to simulate Ctrl-C)."""
@@ -504,6 +507,6 @@ def main(algorithm: str, argv: list[str] | None = None) -> None:
     try:
         with stops_like_ctrl_c():
             run(algorithm, argv)
-    except UsageError as error:
+    except (UsageError, checkpoint.CheckpointError) as error:  # a CheckpointError: --out in use, a disk error
         print(f"python -m maxatar_agents.{algorithm}: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
