@@ -427,12 +427,14 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
 
 def start_tracking(args: argparse.Namespace, plan: runner.Plan, out: Path, lead: bool) -> tracking.Tracker:
     """--track: the run's tracker (process 0's; the others track nothing), started with the plan's config; a
-    resumed run continues its MLflow run."""
+    resumed run continues its MLflow run. A tracker that cannot start is a usage error; one that fails later
+    is a warning, and the run goes on without it (`tracking.Guarded`)."""
     if args.track_uri is not None and args.track is None:
         raise UsageError("--track-uri needs --track mlflow or --track tensorboard")
     extra = {"algorithm": plan.algorithm, **({"sweep": plan.sweep} if plan.sweep else {})}
     try:
         tracker = tracking.make_tracker(args.track if lead else None, args.track_uri, out)
+        tracker = tracking.guarded(tracker, args.track)
         tracker.start(plan.config, plan.preset, plan.seeds, resume=plan.meta is not None, extra=extra)
     except ValueError as error:
         raise UsageError(str(error)) from None

@@ -23,7 +23,11 @@ samples integers) or {"choices": [...]} (a tuple field's choices as lists, e.g. 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
+import logging
+import os
 import sys
 import time
 import warnings
@@ -34,8 +38,16 @@ import numpy as np
 
 from maxatar import sharding
 from maxatar_agents import artifacts, runner, tracking
-from maxatar_agents.cli import stops_like_ctrl_c
-from maxatar_agents.configs import config_to_dict, default_preset, field_types, make_config, parse_value
+from maxatar_agents.cli import EXIT_INTERRUPTED, stops_like_ctrl_c
+from maxatar_agents.configs import (
+    ConfigError,
+    config_error_text,
+    config_to_dict,
+    default_preset,
+    field_types,
+    make_config,
+    parse_value,
+)
 from maxatar_agents.registry import AGENT_MODULES, agent_module
 
 PRUNERS = ("hyperband", "median", "none")
@@ -96,9 +108,10 @@ def _optuna():
 # --- the search space ---
 
 
-def load_space(algorithm: str, space: dict | str | Path | None) -> dict[str, dict[str, Any]]:
+def load_space(algorithm: str, space: dict | str | Path | None, base: Any = None) -> dict[str, dict[str, Any]]:
     """The search space: the agent's default (`SEARCH_SPACES`), a dict, or a JSON file of one; checked against
-    the agent's config fields."""
+    the agent's config fields and, with `base` (the config trials start from), each field's bounds and choices
+    against the field's own checks (`_check_values`)."""
     if space is None:
         space = SEARCH_SPACES[algorithm]
     elif not isinstance(space, dict):
@@ -114,7 +127,30 @@ def load_space(algorithm: str, space: dict | str | Path | None) -> dict[str, dic
         if name not in hints:
             raise SweepError(f"search space: {name!r} is not a {algorithm} config field; fields: {', '.join(hints)}")
         _check_spec(name, spec, hints[name])
+        if base is not None:
+            _check_values(base, name, spec, hints[name])
     return space
+
+
+def _check_values(base: Any, name: str, spec: dict[str, Any], kind: Any) -> None:
+    """Each of a field's choices (or its low and high) in `base`, so that a value the field can never take
+    (gamma 1.5, an lr of 0, text for a number) is refused before the study starts. A value refused only with
+    the base's other fields (a minibatch count that does not divide the base's rollout) is left to the trial,
+    where other sampled values may make it valid."""
+    values = spec["choices"] if "choices" in spec else [spec["low"], spec["high"]]
+    for value in values:
+        if isinstance(value, list | str):  # as `sample` passes a choice through Optuna and back
+            try:
+                value = parse_value(",".join(map(str, value)) if isinstance(value, list) else value, kind)
+            except ValueError as error:
+                raise SweepError(f"search space: {name}: choice {value!r}: {error}") from None
+        try:
+            dataclasses.replace(base, **{name: value})
+        except ConfigError as error:
+            if error.field == name:
+                raise SweepError(f"search space: {name}={value!r}: {error}") from None
+        except (TypeError, ValueError):
+            pass
 
 
 def _check_spec(name: str, spec: Any, kind: Any) -> None:
@@ -302,8 +338,8 @@ def optimize(
         preset = preset or default_preset(module, env_id or module.Config.env_id)
         base = make_config(module, env_id, preset, **fixed)
     except (TypeError, ValueError) as error:
-        raise SweepError(f"invalid config: {error}") from None
-    searched = load_space(algorithm, space)
+        raise SweepError(config_error_text(error)) from None
+    searched = load_space(algorithm, space, base)
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -315,27 +351,32 @@ def optimize(
     num_intervals = module.make_program(base).schedule.num_intervals
     study = load_study(storage, study_name, sampler, make_pruner(pruner, num_intervals))
 
-    try:
-        parent = tracking.make_tracker(track, track_uri, out, name=study_name)
+    seed_list = list(range(first_seed, first_seed + seeds))
+    settings = {"algorithm": algorithm, "study_name": study_name, "trials": trials, "pruner": str(pruner)}
+    try:  # a tracker that cannot start stops the sweep; one that fails later is a warning (`tracking.Guarded`)
+        parent = tracking.guarded(tracking.make_tracker(track, track_uri, out, name=study_name), track)
+        parent.start(base, preset, seed_list, extra={**settings, "space": json.dumps(searched)})
     except ValueError as error:
         raise SweepError(str(error)) from None
-    settings = {"algorithm": algorithm, "study_name": study_name, "trials": trials, "pruner": str(pruner)}
-    parent.start(
-        base, preset, list(range(first_seed, first_seed + seeds)), extra={**settings, "space": json.dumps(searched)}
-    )
-    seed_list = list(range(first_seed, first_seed + seeds))
     objective = Objective(algorithm, base.env_id, preset, fixed, searched, seed_list, out, parent)
 
     def log_trial(study, trial) -> None:
-        """The parent run's view of the study: each completed trial's value and the best so far (a pruned trial
-        carries its last reported value, but only completed trials count for the best)."""
+        """As each trial ends: summary.json and best_preset.json (`write_results`, without the plots), so that
+        an interrupted study leaves what its finished trials found; and the parent run's view of the study,
+        each completed trial's value and the best so far (a pruned trial carries its last reported value,
+        but only completed trials count for the best)."""
+        write_results(study, algorithm, out, plots=False)
         if trial.state == optuna.trial.TrialState.COMPLETE:
             parent.log_values(trial.number, {"trial_value": trial.value, "best_value": study.best_value})
 
     try:
-        study.optimize(objective, n_trials=trials, timeout=timeout, catch=(InvalidTrial,), callbacks=[log_trial])
+        with quiet_interrupted_trials():
+            study.optimize(objective, n_trials=trials, timeout=timeout, catch=(InvalidTrial,), callbacks=[log_trial])
     except BaseException as error:  # Ctrl-C or a crash: the parent run is closed too, not left RUNNING
         parent.finish(status="KILLED" if isinstance(error, KeyboardInterrupt) else "FAILED")
+        if isinstance(error, KeyboardInterrupt):
+            with contextlib.suppress(Exception):  # the interrupted trial counted (as failed) in summary.json
+                write_results(study, algorithm, out, plots=False)
         raise
     summary = write_results(study, algorithm, out)
     parent.log_artifacts([out / name for name in ("summary.json", "best_preset.json", "history.png", "importance.png")])
@@ -343,8 +384,31 @@ def optimize(
     return study
 
 
-def write_results(study, algorithm: str, out: Path) -> dict[str, Any]:
-    """summary.json, best_preset.json (when a trial completed) and the plots; returns the summary."""
+@contextlib.contextmanager
+def quiet_interrupted_trials():
+    """Optuna logs a trial that Ctrl-C (or SIGTERM, `stops_like_ctrl_c`) ended as failed, with the
+    KeyboardInterrupt's traceback; inside, those two warnings are left out (the command line says it was
+    interrupted in one line)."""
+    logger = logging.getLogger("optuna.study._optimize")
+    interrupted: set[str] = set()
+
+    def keep(record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if record.exc_info and issubclass(record.exc_info[0], KeyboardInterrupt):
+            interrupted.add(message.split(" failed", 1)[0])  # "Trial N"
+            return False
+        return not any(message.startswith(f"{trial} failed with value") for trial in interrupted)
+
+    logger.addFilter(keep)
+    try:
+        yield
+    finally:
+        logger.removeFilter(keep)
+
+
+def write_results(study, algorithm: str, out: Path, plots: bool = True) -> dict[str, Any]:
+    """summary.json, best_preset.json (when a trial completed) and, unless `plots` is False, the plots;
+    returns the summary. Each file is replaced whole, so an interruption never leaves half of one."""
     optuna = _optuna()
     states = [t.state.name for t in study.trials]
     summary: dict[str, Any] = {
@@ -357,10 +421,20 @@ def write_results(study, algorithm: str, out: Path) -> dict[str, Any]:
     if complete:
         best = study.best_trial
         summary.update(best_trial=best.number, best_value=best.value, best_params=best.params)
-        (out / "best_preset.json").write_text(json.dumps(best.user_attrs["config"], indent=1))
-    summary["plots"] = plot(study, out) if complete else []
-    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+        _write_json(out / "best_preset.json", best.user_attrs["config"])
+    if plots:
+        summary["plots"] = plot(study, out) if complete else []
+    else:  # those of an earlier call, until the end of this one draws them again
+        summary["plots"] = [name for name in ("history.png", "importance.png") if (out / name).is_file()]
+    _write_json(out / "summary.json", summary)
     return summary
+
+
+def _write_json(path: Path, data: Any) -> None:
+    """`data` as JSON in `path`, written beside it and then renamed over it."""
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(json.dumps(data, indent=1))
+    os.replace(partial, path)
 
 
 def plot(study, out: Path) -> list[str]:
@@ -477,6 +551,14 @@ def main(argv: list[str] | None = None):
     except SweepError as error:
         print(f"python -m maxatar_agents.sweep: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        print(
+            f"\npython -m maxatar_agents.sweep: interrupted; the study keeps its finished trials and "
+            f"{Path(args.out) / 'summary.json'} (and best_preset.json) what they found; run the same command "
+            "again to continue it",
+            file=sys.stderr,
+        )
+        raise
     if any(t.value is not None for t in study.trials):
         print(
             f"best trial {study.best_trial.number}: {study.best_value:.2f} with {study.best_params}; "
@@ -486,5 +568,14 @@ def main(argv: list[str] | None = None):
     return study
 
 
+def command_line(argv: list[str] | None = None) -> None:
+    """`python -m maxatar_agents.sweep`: `main`, with Ctrl-C or SIGTERM ending the process with status 130
+    (after `main`'s one line) instead of a traceback, as the agents' command line does."""
+    try:
+        main(argv)
+    except KeyboardInterrupt:
+        raise SystemExit(EXIT_INTERRUPTED) from None
+
+
 if __name__ == "__main__":
-    main()
+    command_line()

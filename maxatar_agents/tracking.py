@@ -19,12 +19,16 @@ The libraries are optional (`pip install "maxatar[track]"`) and imported only wh
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import math
 import os
 import shutil
+import socket
+import sys
 import time
+import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -35,6 +39,15 @@ KINDS = ("mlflow", "tensorboard")
 RUN_FILE = "tracking.json"  # in the run directory: the MLflow run that --resume continues
 DEFAULT_EXPERIMENT = "maxatar"
 STATUSES = ("FINISHED", "KILLED", "FAILED")  # MLflow's words: completed, interrupted (or pruned), crashed
+PROBE_SECONDS = 5.0  # how long a remote MLflow server has to accept a connection when a run starts
+# MLflow's HTTP retries while a run logs (its defaults retry for about four minutes, the run waiting) and when
+# it starts (where the connection probe has already found the server); variables the user set win.
+HTTP_LIMITS = {
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "30",
+}
+HTTP_LIMITS_AT_START = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "10"}
 
 
 class Tracker:
@@ -61,6 +74,77 @@ class Tracker:
     def child(self, name: str) -> Tracker:
         """A nested run inside this one (a sweep's trial)."""
         return Tracker()
+
+
+class Guarded(Tracker):
+    """A tracker whose store failing cannot stop the run: after `start`, the first error of any call is one
+    warning line on stderr naming the tracker and the error, and the tracker is off for the rest of the run
+    (metrics.csv and the checkpoint are the run's record). `start` fails with a ValueError, which the command
+    lines report as a usage error, unless `soft_start` (a sweep's trial, whose study goes on untracked)."""
+
+    def __init__(self, inner: Tracker, label: str, soft_start: bool = False):
+        self.inner: Tracker | None = inner
+        self.label, self.soft_start = label, soft_start
+
+    def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        if self.inner is None:
+            return None
+        try:
+            return getattr(self.inner, method)(*args, **kwargs)
+        except Exception as error:  # whatever the library raises: the run matters more than its tracking
+            self.inner = None
+            warn(f"warning: --track {self.label} failed, the run goes on without it ({one_line(error)})")
+            return None
+
+    def start(self, config, preset, seeds, *, resume=False, extra=None):
+        if self.soft_start or self.inner is None:
+            self._call("start", config, preset, seeds, resume=resume, extra=extra)
+            return
+        try:
+            self.inner.start(config, preset, seeds, resume=resume, extra=extra)
+        except ValueError:
+            raise
+        except Exception as error:
+            raise ValueError(f"--track {self.label}: cannot start the run: {one_line(error)}") from None
+
+    def log_metrics(self, step, rows, labels=("seed",)):
+        self._call("log_metrics", step, rows, labels)
+
+    def log_values(self, step, values):
+        self._call("log_values", step, values)
+
+    def log_artifacts(self, paths):
+        self._call("log_artifacts", list(paths))
+
+    def finish(self, summary=None, status="FINISHED"):
+        _check_status(status)
+        self._call("finish", summary, status)
+
+    def child(self, name):
+        child = self._call("child", name)
+        return Tracker() if child is None else Guarded(child, f"{self.label} ({name})", soft_start=True)
+
+
+def guarded(tracker: Tracker, label: str | None) -> Tracker:
+    """`tracker` behind a `Guarded` (a tracker that records nothing as it is)."""
+    return tracker if label is None or type(tracker) is Tracker else Guarded(tracker, label)
+
+
+def one_line(error: BaseException, limit: int = 300) -> str:
+    """An error as one short line: its type and the first line of its message."""
+    text = str(error).strip().splitlines()
+    text = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def warn(line: str) -> None:
+    """One line on stderr, above a progress bar if one is showing."""
+    try:
+        from tqdm import tqdm
+
+        tqdm.write(line, file=sys.stderr)
+    except ImportError:
+        print(line, file=sys.stderr)
 
 
 def make_tracker(kind: str | None, uri: str | None, run_dir: Path, name: str | None = None) -> Tracker:
@@ -129,6 +213,35 @@ def _check_status(status: str) -> None:
 # --- MLflow ---
 
 
+@contextlib.contextmanager
+def _http_limits(limits: dict[str, str]):
+    """MLflow's HTTP retry and timeout variables set to `limits` inside (those the user set are kept)."""
+    added = {k: v for k, v in limits.items() if k not in os.environ}
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for key in added:
+            os.environ.pop(key, None)
+
+
+def _probe_server(uri: str) -> None:
+    """For an http(s) tracking URI, a ValueError unless its host accepts a connection within `PROBE_SECONDS`
+    (MLflow's own client would retry for minutes first)."""
+    parts = urllib.parse.urlsplit(uri)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=PROBE_SECONDS):
+            pass
+    except OSError as error:
+        reason = f"no answer within {PROBE_SECONDS:g} s" if isinstance(error, TimeoutError) else error.strerror
+        raise ValueError(
+            f"--track-uri {uri!r}: no MLflow server at {parts.hostname}:{port} ({reason or error})"
+        ) from None
+
+
 def _mlflow_uri(uri: str) -> str:
     """A local path as an absolute `file:` URI (so the store does not depend on the working directory later);
     anything with a scheme (sqlite:///..., http://..., databricks) as given."""
@@ -148,11 +261,13 @@ class MlflowTracker(Tracker):
             os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
         self.mlflow = _import("mlflow", "mlflow")
         self.entities = _import("mlflow.entities", "mlflow")
+        _probe_server(self.uri)
         try:
-            self.client = self.mlflow.MlflowClient(tracking_uri=self.uri)
-            self.experiment_id = self._experiment()
+            with _http_limits(HTTP_LIMITS_AT_START):
+                self.client = self.mlflow.MlflowClient(tracking_uri=self.uri)
+                self.experiment_id = self._experiment()
         except self.mlflow.exceptions.MlflowException as error:
-            raise ValueError(f"--track-uri {uri!r}: MLflow cannot use it: {error.message}") from None
+            raise ValueError(f"--track-uri {uri!r}: MLflow cannot use it: {one_line(error)}") from None
         self.run_id: str | None = None
         self.logged_through: dict[str, int] = {}  # see log_values
 
@@ -180,6 +295,10 @@ class MlflowTracker(Tracker):
             return None
 
     def start(self, config, preset, seeds, *, resume=False, extra=None):
+        with _http_limits(HTTP_LIMITS):
+            self._start(config, preset, seeds, resume, extra)
+
+    def _start(self, config, preset, seeds, resume, extra):
         self.run_id = self._saved_run() if resume else None
         if self.run_id is not None:
             self.client.update_run(self.run_id, status="RUNNING")
@@ -201,24 +320,55 @@ class MlflowTracker(Tracker):
         now = int(time.time() * 1000)
         metrics = [self.entities.Metric(k, float(v), now, int(step)) for k, v in values.items()]
         if metrics:
-            self.client.log_batch(self.run_id, metrics=metrics)
+            with _http_limits(HTTP_LIMITS):
+                self.client.log_batch(self.run_id, metrics=metrics)
 
     def log_artifacts(self, paths):
-        for path in map(Path, paths):
-            if path.is_file():
-                self.client.log_artifact(self.run_id, str(path))
+        with _http_limits(HTTP_LIMITS):
+            for path in map(Path, paths):
+                if path.is_file():
+                    self.client.log_artifact(self.run_id, str(path))
 
     def finish(self, summary=None, status="FINISHED"):
         _check_status(status)
         if summary:
             self.log_values(summary.get("frames_per_seed", 0), _final_numbers(summary))
-        self.client.set_terminated(self.run_id, status)
+        with _http_limits(HTTP_LIMITS):
+            self.client.set_terminated(self.run_id, status)
 
     def child(self, name):
         return MlflowTracker(self.uri, None, name, parent_id=self.run_id)
 
 
 # --- TensorBoard ---
+
+
+class EventWriter:
+    """An event file in `logdir`, as TensorBoard's `EventFileWriter` writes it (its name, its first event, its
+    records), but written in the calling thread: EventFileWriter's writing thread, when the log directory
+    fails (removed, full), prints its traceback and dies, where here the error reaches `Guarded`. Each write
+    appends to the file by name, so a removed directory is an error, not writes into a deleted file."""
+
+    _count = 0
+
+    def __init__(self, logdir: Path, events: Any):
+        from tensorboard.compat import tf
+        from tensorboard.summary.writer.record_writer import RecordWriter
+
+        EventWriter._count += 1
+        name = f"events.out.tfevents.{int(time.time()):010d}.{socket.gethostname()}.{os.getpid()}.{self._count}"
+        self.records = RecordWriter(tf.io.gfile.GFile(str(Path(logdir) / name), "wb"))
+        self.add_event(events.Event(wall_time=time.time(), file_version="brain.Event:2"))
+        self.flush()
+
+    def add_event(self, event: Any) -> None:
+        self.records.write(event.SerializeToString())
+
+    def flush(self) -> None:
+        self.records.flush()
+
+    def close(self) -> None:
+        self.records.close()
 
 
 class TensorBoardTracker(Tracker):
@@ -246,11 +396,10 @@ class TensorBoardTracker(Tracker):
 
     def start(self, config, preset, seeds, *, resume=False, extra=None):
         from tensorboard.plugins.hparams.summary_v2 import hparams_pb
-        from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
         if resume:
             self.logged_through = self._last_scalar_steps()
-        self.writer = EventFileWriter(str(self.logdir))
+        self.writer = EventWriter(self.logdir, self.events)
         if resume:
             return
         params = _params(config, preset, seeds, extra)
