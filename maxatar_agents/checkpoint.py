@@ -68,6 +68,9 @@ _VERSIONED = re.compile(r"checkpoint-[0-9a-f]{16}\.npz")
 _TEMPORARY = re.compile(r"\.checkpoint\.(npz|json)\.\d+-[0-9a-f]+\.tmp|checkpoint\.(npz|json)\.tmp")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _CHUNK = 1 << 20
+# What reading a damaged zip of .npy files raises (zipfile: RuntimeError for an encrypted member, its subclass
+# NotImplementedError for an unknown compression).
+_READ_ERRORS = (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, zlib.error, struct.error, RuntimeError)
 
 
 class CheckpointError(ValueError):
@@ -516,18 +519,7 @@ def _reading(path: Path) -> Iterator[None]:
         yield
     except CheckpointError:
         raise
-    except (
-        OSError,
-        EOFError,
-        ValueError,
-        KeyError,
-        zipfile.BadZipFile,
-        zlib.error,
-        struct.error,
-        NotImplementedError,
-        RuntimeError,
-        OverflowError,
-    ) as error:
+    except _READ_ERRORS as error:
         raise CheckpointError(f"{path} is damaged ({type(error).__name__}: {error})") from None
 
 
@@ -551,12 +543,14 @@ class _Arrays:
         elif version == (2, 0):
             shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
         else:
-            raise ValueError(f"{name} has an .npy header of unsupported version {version}")
+            raise CheckpointError(f"{self.path} is damaged: {name} has an .npy header of unknown version {version}")
         if dtype.hasobject:
-            raise ValueError(f"{name} holds Python objects, which a checkpoint never does")
+            raise CheckpointError(f"{self.path} is damaged: {name} holds Python objects, which a checkpoint never does")
         size = self._members[name].file_size - fp.tell()
         if size != math.prod(shape) * dtype.itemsize:
-            raise ValueError(f"{name} holds {size} bytes of data, its header says {dtype}{list(shape)}")
+            raise CheckpointError(
+                f"{self.path} is damaged: {name} holds {size} bytes, its header says {dtype}{list(shape)}"
+            )
         return shape, dtype, fortran
 
     def header(self, name: str) -> tuple[tuple[int, ...], np.dtype]:
@@ -570,11 +564,11 @@ class _Arrays:
         with _reading(self.path), self._archive.open(self._members[name]) as fp:
             header = self._header(fp, name)
             if header[:2] != (tuple(shape), np.dtype(dtype)):
-                raise ValueError(f"{name} changed while it was read")
+                raise CheckpointError(f"{self.path} is damaged: {name} changed while it was read")
             size = math.prod(shape) * np.dtype(dtype).itemsize
             data = fp.read(size)
             if len(data) != size:
-                raise EOFError(f"{name} ends after {len(data)} of its {size} bytes")
+                raise CheckpointError(f"{self.path} is damaged: {name} ends after {len(data)} of its {size} bytes")
             fp.read(1)  # at the end of the member: the zip checks its CRC
             array = np.frombuffer(data, dtype)
             return array.reshape(shape[::-1]).T if header[2] else array.reshape(shape)
@@ -593,8 +587,12 @@ class _Arrays:
         if PROGRESS_KEY not in self:
             raise CheckpointError(f"{self.path} is damaged: it has no {PROGRESS_KEY}")
         self.check(PROGRESS_KEY, (), np.int64, "is damaged")
-        if int(self.read(PROGRESS_KEY, (), np.int64)) != meta["intervals_done"]:
-            raise CheckpointError(f"{self.path.name} and {META_FILE} in {directory} are from different saves")
+        done = int(self.read(PROGRESS_KEY, (), np.int64))
+        if done != meta["intervals_done"]:
+            raise CheckpointError(
+                f"{self.path} and {directory / META_FILE} are from different saves (one of them is damaged): the "
+                f"arrays are of interval {done}, the JSON's intervals_done is {meta['intervals_done']}"
+            )
 
 
 @contextlib.contextmanager

@@ -1,0 +1,529 @@
+"""Checkpoints that survive crashes, full disks, a second process and damaged files (`maxatar_agents.checkpoint`).
+
+On real files and processes: one tiny DQN run on CartPole (one seed, four intervals, interrupted after the
+second) is trained once per module; each test works on a copy of its directory. Faults are injected by
+damaging files, by a process that dies (`os._exit`) in the middle of a save, by a file size limit
+(`RLIMIT_FSIZE`) that makes writes fail as a full disk does, and by an `os.replace` that raises.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import io
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import tracemalloc
+import zipfile
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+
+from maxatar_agents import checkpoint, cli, runner
+
+ARGS = [
+    "--env",
+    "CartPole-v1",
+    "--preset",
+    "cartpole",
+    "--seeds",
+    "1",
+    "--total-steps",
+    "2000",
+    "--set=learning_starts=200",
+    "--set=log_points=4",
+    "--set=buffer_size=500",
+    "--set=eval_episodes=2",
+    "--set=epsilon_frames=500",
+    "--no-progress",
+]
+META, STATE = checkpoint.META_FILE, checkpoint.STATE_FILE
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> Path:
+    """A run interrupted after 2 of its 4 intervals, saved after each: its directory (do not modify)."""
+    out = tmp_path_factory.mktemp("run") / "run"
+
+    def ctrl_c_after_two(done: int):
+        if done == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(SystemExit):
+        cli.run("dqn", [*ARGS, "--out", str(out), "--checkpoint-every", "1"], on_interval=ctrl_c_after_two)
+    assert checkpoint.read_meta(out)["intervals_done"] == 2
+    return out
+
+
+@pytest.fixture
+def run(base, tmp_path) -> Path:
+    """A copy of the interrupted run to damage."""
+    return Path(shutil.copytree(base, tmp_path / "run"))
+
+
+def template(directory: Path):
+    """The state's shapes, from the cached compiled pieces of the run's config."""
+    return runner.compiled("dqn", checkpoint.config_for(checkpoint.read_meta(directory)), 1)["template"]
+
+
+def load(directory: Path):
+    return checkpoint.load_state(directory, template(directory), checkpoint.read_meta(directory))
+
+
+def assert_trees_equal(a, b):
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def raw_meta(directory: Path) -> dict:
+    return json.loads((directory / META).read_text())
+
+
+def write_meta(directory: Path, meta: dict) -> None:
+    (directory / META).write_text(json.dumps(meta, indent=1))
+
+
+def state_path(directory: Path) -> Path:
+    return directory / raw_meta(directory).get("state_file", STATE)
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """New content under the same name (a new file: never through a hard link into another name)."""
+    path.unlink()
+    path.write_bytes(data)
+
+
+def reseal(directory: Path) -> None:
+    """Record the array file's sha256 in the JSON again: a file damaged consistently (or written by hand)."""
+    meta = raw_meta(directory)
+    if "state_sha256" in meta:
+        meta["state_sha256"] = sha256(state_path(directory))
+        write_meta(directory, meta)
+
+
+def to_old_format(directory: Path) -> None:
+    """The layout of earlier versions: checkpoint.npz and a JSON that names no array file."""
+    meta = raw_meta(directory)
+    named = directory / meta.pop("state_file")
+    del meta["state_sha256"]
+    replace_file(directory / STATE, named.read_bytes())
+    named.unlink()
+    write_meta(directory, meta)
+
+
+def rewrite_arrays(directory: Path, change) -> None:
+    """The array file with `change(arrays)` applied, saved as numpy saves it, the JSON's sha256 updated."""
+    path = state_path(directory)
+    with np.load(path, allow_pickle=False) as saved:
+        arrays = change({k: saved[k] for k in saved.files})
+    path.unlink()
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+    reseal(directory)
+
+
+def rewrite_member(directory: Path, name: str, write) -> None:
+    """The array file with member `name` (an array's key) written by `write(file)`, the sha256 updated."""
+    path = state_path(directory)
+    original = io.BytesIO(path.read_bytes())
+    path.unlink()
+    with zipfile.ZipFile(original) as old, zipfile.ZipFile(path, "w") as new:
+        for info in old.infolist():
+            if info.filename == name + ".npy":
+                with new.open(info.filename, "w", force_zip64=True) as member:
+                    write(member)
+            else:
+                new.writestr(info, old.read(info))
+    reseal(directory)
+
+
+def policy_leaf(directory: Path) -> str:
+    """The name of a policy weight matrix in the array file."""
+    field = checkpoint._program(checkpoint.read_meta(directory))[1].policy_field
+    with np.load(state_path(directory)) as saved:
+        return next(k for k in saved.files if k.startswith(f".{field}") and saved[k].ndim == 3)
+
+
+def npy_header(descr: str, shape: tuple) -> bytes:
+    buffer = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buffer, {"descr": descr, "fortran_order": False, "shape": shape})
+    return buffer.getvalue()
+
+
+def files(directory: Path) -> list[str]:
+    return sorted(os.listdir(directory))
+
+
+def python(script: str, *args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script), *args], capture_output=True, text=True, cwd=ROOT, **kwargs
+    )
+
+
+# --- the layout of a save ---
+
+
+def test_a_save_is_one_json_naming_one_array_file(run):
+    meta = raw_meta(run)
+    named = run / meta["state_file"]
+    assert files(run) == sorted([META, STATE, "metrics.csv", named.name])  # the previous array file is gone
+    assert named.name.startswith("checkpoint-") and meta["state_sha256"] == sha256(named)
+    assert meta["state_file"] == f"checkpoint-{meta['state_sha256'][:16]}.npz"
+    assert (run / STATE).read_bytes() == named.read_bytes()  # the fixed name readers use
+
+
+def test_checkpoint_npz_is_a_hard_link_and_the_lock_goes_with_the_run(base):
+    named = base / raw_meta(base)["state_file"]
+    assert os.path.samestat(os.stat(named), os.stat(base / STATE))
+    assert not (base / checkpoint.LOCK_FILE).exists()
+
+
+def test_save_interrupted_between_the_array_file_and_the_json_resumes_from_the_previous_pair(base, run, tmp_path):
+    # A process dies (os._exit) at the rename that would put the new JSON in place, after the new array file
+    # and the JSON's temporary file are written.
+    crash = """
+        import os, sys
+        import jax, jax.numpy as jnp, numpy as np
+        from maxatar_agents import checkpoint
+        from maxatar_agents.registry import agent_module
+
+        directory = sys.argv[1]
+        meta = checkpoint.read_meta(directory)
+        program = agent_module("dqn").make_program(checkpoint.config_for(meta))
+        template = jax.eval_shape(jax.vmap(program.init), jax.ShapeDtypeStruct((1, 2), jnp.uint32))
+        state = checkpoint.load_state(directory, template, meta)
+        state = jax.tree.map(lambda x: x + 1 if jnp.issubdtype(x.dtype, jnp.floating) else x, state)
+        replace = os.replace
+
+        def die_at_the_json(src, dst, *args, **kwargs):
+            if os.path.basename(dst) == checkpoint.META_FILE:
+                os._exit(9)
+            return replace(src, dst, *args, **kwargs)
+
+        os.replace = die_at_the_json
+        checkpoint.save(directory, state, {**meta, "intervals_done": 3})
+    """
+    before = files(run)
+    assert python(crash, str(run)).returncode == 9
+    left = sorted(set(files(run)) - set(before))
+    assert len(left) == 2 and any(n.startswith("checkpoint-") for n in left) and any(n.endswith(".tmp") for n in left)
+    # The previous pair is whole: it loads, and the run resumes from it exactly as from an untouched copy.
+    assert_trees_equal(load(run), load(base))
+    pristine = Path(shutil.copytree(base, tmp_path / "pristine"))
+    resumed = cli.run("dqn", ["--out", str(run), "--resume", "--no-progress"])
+    expected = cli.run("dqn", ["--out", str(pristine), "--resume", "--no-progress"])
+    assert resumed["final_eval_return_per_seed"] == expected["final_eval_return_per_seed"]
+    assert_trees_equal(load(run), load(pristine))
+    # The resumed run's lock removed what the dead save left; each directory holds one array file.
+    assert not set(left) & set(files(run))
+    assert len([n for n in files(run) if n.startswith("checkpoint-")]) == 1
+    assert raw_meta(run)["intervals_done"] == 4
+
+
+@pytest.mark.parametrize("errno_", [errno.ENOSPC, errno.EROFS])
+def test_a_failed_rename_of_the_json_leaves_nothing_and_names_the_last_good_checkpoint(run, monkeypatch, errno_):
+    state, meta, before = load(run), checkpoint.read_meta(run), files(run)
+    replace = os.replace
+
+    def fail_at_the_json(src, dst, *args, **kwargs):
+        if os.path.basename(dst) == META:
+            raise OSError(errno_, os.strerror(errno_))
+        return replace(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", fail_at_the_json)
+    with pytest.raises(checkpoint.CheckpointError) as error:
+        checkpoint.save(run, jax.tree.map(lambda x: x * 0, state), {**meta, "intervals_done": 3})
+    monkeypatch.undo()
+    message = str(error.value)
+    assert os.strerror(errno_) in message and f"last good checkpoint is still {run / META}" in message
+    assert "(1000 frames per seed, interval 2 of 4)" in message
+    assert files(run) == before  # no temporary file, no new array file
+    assert_trees_equal(load(run), state)
+
+
+def test_a_full_disk_during_a_save_leaves_nothing_and_names_the_last_good_checkpoint(run):
+    # RLIMIT_FSIZE makes a write past 200 kB fail (EFBIG) as a full disk does (ENOSPC); SIGXFSZ ignored, so
+    # the write fails instead of the process being killed.
+    full_disk = """
+        import json, resource, signal, sys
+        import numpy as np
+        from maxatar_agents import checkpoint
+
+        directory = sys.argv[1]
+        meta = checkpoint.read_meta(directory)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+        try:
+            checkpoint.save(directory, {"weights": np.ones(1_000_000, np.float32)}, {**meta, "intervals_done": 3})
+        except checkpoint.CheckpointError as error:
+            print(error)
+            sys.exit(3)
+    """
+    before, state = files(run), load(run)
+    result = python(full_disk, str(run))
+    assert result.returncode == 3, result.stderr
+    assert "File too large" in result.stdout and f"last good checkpoint is still {run / META}" in result.stdout
+    assert files(run) == before
+    assert_trees_equal(load(run), state)
+
+
+# --- one run per directory ---
+
+
+def test_a_second_process_on_the_same_directory_is_refused(run, capsys):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from maxatar_agents import checkpoint\n"
+         "checkpoint.lock_run(sys.argv[1]); print('locked', flush=True); sys.stdin.read()", str(run)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        with pytest.raises(
+            checkpoint.CheckpointError, match=re.escape(f"{run} is in use by another run (pid {holder.pid} ")
+        ):
+            checkpoint.lock_run(run)
+        # The command line: one error line, before anything is compiled or written.
+        before = {n: (run / n).stat().st_mtime_ns for n in files(run)}
+        with pytest.raises(SystemExit) as stop:
+            cli.main("dqn", ["--out", str(run), "--resume", "--no-progress"])
+        assert stop.value.code == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"error: {run} is in use by another run (pid {holder.pid} on " in err
+        assert {n: (run / n).stat().st_mtime_ns for n in files(run)} == before
+    finally:
+        holder.kill()  # SIGKILL: the kernel releases the lock; its file stays, naming a dead pid
+        holder.wait()
+    assert (run / checkpoint.LOCK_FILE).read_text().split()[0] == str(holder.pid)
+    path = checkpoint.lock_run(run)
+    assert path.read_text().split()[0] == str(os.getpid())
+    checkpoint.unlock_run(run)
+    assert not path.exists()
+
+
+# --- damaged files ---
+
+
+def truncate(directory: Path) -> None:
+    path = state_path(directory)
+    replace_file(path, path.read_bytes()[: path.stat().st_size // 2])
+
+
+def random_bytes(directory: Path) -> None:
+    path = state_path(directory)
+    replace_file(path, np.random.default_rng(0).bytes(path.stat().st_size))
+
+
+def flip_a_byte(directory: Path) -> None:
+    path = state_path(directory)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    replace_file(path, bytes(data))
+
+
+def wrong_shape(directory: Path) -> None:
+    name = policy_leaf(directory)
+    rewrite_arrays(directory, lambda a: {**a, name: np.concatenate([a[name], a[name]], axis=-1)})
+
+
+def wrong_dtype(directory: Path) -> None:
+    name = policy_leaf(directory)
+    rewrite_arrays(directory, lambda a: {**a, name: a[name].astype(np.float64)})
+
+
+def nan_in_the_policy(directory: Path) -> None:
+    name = policy_leaf(directory)
+
+    def change(arrays):
+        arrays[name] = arrays[name].copy()
+        arrays[name][0, 0, 0] = np.nan
+        return arrays
+
+    rewrite_arrays(directory, change)
+
+
+def bad_npy_header(directory: Path) -> None:
+    rewrite_member(directory, policy_leaf(directory), lambda f: f.write(b"\x93NUMPY\x01\x00{'descr': <f4, 'sha"))
+
+
+def object_array(directory: Path) -> None:
+    name = policy_leaf(directory)
+    rewrite_member(directory, name, lambda f: f.write(npy_header("|O", (1, 4)) + b"\x80\x04N." * 8))
+
+
+def progress_of_another_save(directory: Path) -> None:
+    rewrite_arrays(directory, lambda a: {**a, checkpoint.PROGRESS_KEY: np.asarray(1, np.int64)})
+
+
+def edit_meta(**fields):
+    def edit(directory: Path) -> None:
+        meta = raw_meta(directory)
+        for name, value in fields.items():
+            if value is DELETE:
+                del meta[name]
+            else:
+                meta[name] = value
+        write_meta(directory, meta)
+
+    return edit
+
+
+DELETE = object()
+ARRAYS, JSON = "arrays", "json"  # which file the error names
+DAMAGE = {
+    "truncated": (truncate, ARRAYS, "is damaged"),
+    "random bytes": (random_bytes, ARRAYS, "is damaged"),
+    "a flipped byte": (flip_a_byte, ARRAYS, "is damaged"),
+    "wrong shape": (wrong_shape, ARRAYS, "(the file is damaged or from another configuration)"),
+    "wrong dtype": (wrong_dtype, ARRAYS, "does not match this configuration"),
+    "NaN policy weights": (nan_in_the_policy, ARRAYS, "is damaged or its run diverged"),
+    "bad .npy header": (bad_npy_header, ARRAYS, "is damaged"),
+    "object array": (object_array, ARRAYS, "holds Python objects"),
+    "progress of another save": (progress_of_another_save, ARRAYS, "are from different saves"),
+    "intervals_done 999": (edit_meta(intervals_done=999), JSON, "intervals_done is 999, outside 0..4"),
+    "intervals_done -5": (edit_meta(intervals_done=-5), JSON, "intervals_done is -5, not a whole number >= 0"),
+    "intervals_done true": (edit_meta(intervals_done=True), JSON, "intervals_done is True"),
+    "999 of 999 intervals": (edit_meta(intervals_done=999, num_intervals=999), JSON, "its config's run has 4"),
+    "intervals_done 1": (edit_meta(intervals_done=1, frames_done=500), JSON, "2 metrics rows for 1 intervals"),
+    "no rows": (edit_meta(rows=DELETE), JSON, "is damaged: it has no rows"),
+    "no seeds": (edit_meta(seeds=DELETE), JSON, "is damaged: it has no seeds"),
+    "no config": (edit_meta(config=DELETE), JSON, "is damaged: it has no config"),
+    "no wall_time": (edit_meta(wall_time=DELETE), JSON, "is damaged: it has no wall_time"),
+    "rows not a list": (edit_meta(rows={"a": 1}), JSON, "rows is {'a': 1}, not a list"),
+    "NaN wall_time": (edit_meta(wall_time=float("nan")), JSON, "wall_time is nan"),
+    "empty seeds": (edit_meta(seeds=[]), JSON, "seeds is [], not a list of whole numbers"),
+    "a path as state_file": (edit_meta(state_file="../../etc/passwd"), JSON, "state_file is '../../etc/passwd'"),
+    "bad sha256": (edit_meta(state_sha256="00"), JSON, "state_sha256 is '00', not a sha256"),
+    "binary JSON": (lambda d: replace_file(d / META, b"\xff\xfe\x00garbage"), JSON, "is damaged: it is not text"),
+}
+
+
+@pytest.mark.parametrize("layout", ["current", "old"])
+@pytest.mark.parametrize("case", sorted(DAMAGE))
+def test_a_damaged_checkpoint_is_one_error_naming_the_file(run, case, layout):
+    damage, which, message = DAMAGE[case]
+    if layout == "old":
+        if case in ("a path as state_file", "bad sha256"):
+            pytest.skip("the old layout has no state_file or sha256")
+        to_old_format(run)
+    damage(run)
+    named = str(run / META) if which == JSON else str(state_path(run)) if layout == "current" else str(run / STATE)
+    with pytest.raises(checkpoint.CheckpointError) as error:
+        load(run)
+    text = str(error.value)
+    assert named in text and message in text, text
+    assert "allow_pickle" not in text and "\n" not in text
+    if case in ("NaN policy weights", "truncated", "random bytes", "wrong shape", "bad .npy header"):
+        with pytest.raises(checkpoint.CheckpointError, match="damaged"):  # the policy alone is refused too
+            checkpoint.load_policy(run)
+
+
+def test_a_damaged_checkpoint_is_one_error_line_on_resume(run, capsys):
+    truncate(run)
+    with pytest.raises(SystemExit) as stop:
+        cli.main("dqn", ["--out", str(run), "--resume", "--no-progress"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"error: {state_path(run)} is damaged: its sha256 is not the one {META} records" in err
+    assert not checkpoint._locks and not (run / checkpoint.LOCK_FILE).exists()  # the lock went with the run
+
+
+def test_a_deflated_huge_array_is_refused_from_its_header_without_reading_it(run):
+    # A member that inflates to 256 MiB (its compressed size about 256 kB) where a (1, 4, 64) weight belongs.
+    name, shape = policy_leaf(run), (1, 8192, 8192)
+    with np.load(state_path(run)) as saved:
+        expected = f"float32{list(saved[name].shape)}"
+
+    def deflated_zeros(member):
+        member.write(npy_header("<f4", shape))
+        zeros = bytes(1 << 20)
+        for _ in range(math.prod(shape) * 4 >> 20):
+            member.write(zeros)
+
+    path = state_path(run)
+    meta = raw_meta(run)
+    with zipfile.ZipFile(path) as z:
+        others = {i.filename: z.read(i) for i in z.infolist()}
+    path.unlink()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+        for filename, data in others.items():
+            if filename == name + ".npy":
+                with z.open(filename, "w", force_zip64=True) as member:
+                    deflated_zeros(member)
+            else:
+                z.writestr(filename, data)
+    meta["state_sha256"] = sha256(path)
+    write_meta(run, meta)
+    assert path.stat().st_size < 2 << 20
+    tmpl = template(run)
+    tracemalloc.start()
+    try:
+        with pytest.raises(checkpoint.CheckpointError) as error:
+            checkpoint.load_state(run, tmpl, checkpoint.read_meta(run))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert f"{path} does not match this configuration: {name} is float32[1, 8192, 8192], expected {expected}" in str(
+        error.value
+    )
+    assert peak < 32 << 20, peak  # nowhere near the 256 MiB the member holds
+
+
+# --- earlier versions' checkpoints ---
+
+
+def test_a_shipped_policy_of_the_old_layout_loads():
+    directory = checkpoint.pretrained_path("maxatar/Breakout-v0")
+    assert "state_file" not in raw_meta(directory)  # written before this layout: loaded as it is
+    env_id, act = checkpoint.load_policy("pretrained:maxatar/Breakout-v0")
+    assert env_id == "maxatar/Breakout-v0"
+    action = act(None, np.zeros((10, 10, 4), bool))
+    assert action.shape == () and 0 <= int(action) < 6
+
+
+def test_a_run_of_the_old_layout_loads_and_resumes_into_the_new_one(base, run):
+    to_old_format(run)
+    assert files(run) == sorted([META, STATE, "metrics.csv"])
+    assert_trees_equal(load(run), load(base))
+    checkpoint.load_policy(run / STATE)
+    cli.run("dqn", ["--out", str(run), "--resume", "--no-progress"])
+    meta = raw_meta(run)
+    assert meta["intervals_done"] == 4 and meta["state_sha256"] == sha256(run / meta["state_file"])
+    assert os.path.samestat(os.stat(run / meta["state_file"]), os.stat(run / STATE))
+
+
+def test_a_copy_of_the_pair_under_the_fixed_names_loads(base, tmp_path):
+    # Copying checkpoint.npz and checkpoint.json elsewhere (what the README lists) keeps a loadable checkpoint:
+    # the JSON's array file is missing there, and checkpoint.npz has its sha256.
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in (META, STATE):
+        shutil.copy(base / name, copy / name)
+    assert_trees_equal(load(copy), load(base))
+    data = bytearray((copy / STATE).read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    replace_file(copy / STATE, bytes(data))
+    with pytest.raises(checkpoint.CheckpointError, match=re.escape(f"{copy / STATE} is damaged: its sha256")):
+        load(copy)
+
+
+def test_saving_twice_in_a_row_keeps_one_array_file(run):
+    state, meta = load(run), checkpoint.read_meta(run)
+    named = raw_meta(run)["state_file"]
+    for _ in range(2):  # the same state: the same file name, which must survive its second save
+        checkpoint.save(run, state, dict(meta))
+    assert [n for n in files(run) if n.startswith("checkpoint-")] == [named]
+    assert_trees_equal(load(run), state)
