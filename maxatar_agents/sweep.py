@@ -524,8 +524,9 @@ def parse_set(items: list[str], algorithm: str) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None):
-    """`python -m maxatar_agents.sweep`: bad input exits with status 2 and one `error:` line; SIGTERM stops it
-    as Ctrl-C does (the running trial and its tracked run are closed as interrupted)."""
+    """The sweep's command line: bad input exits with status 2 and one `error:` line; SIGTERM stops it as
+    Ctrl-C does (the running trial and its tracked run are closed as interrupted), which prints one line and
+    raises KeyboardInterrupt (`command_line` turns it into exit status 130)."""
     args = build_parser().parse_args(argv)
     try:
         with stops_like_ctrl_c():
