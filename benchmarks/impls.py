@@ -107,7 +107,27 @@ def maxatar_impls(env_id: str) -> list[JaxImpl]:
     return [
         JaxImpl("maxatar[split]", "maxatar", n_actions, True, reset, step_split, "one key per env, split", params),
         JaxImpl("maxatar[uniform]", "maxatar", n_actions, False, reset, step_uniform, "one uniform call", params),
+        composed_impl(env, params, reset),
     ]
+
+
+def composed_impl(env, params, reset) -> JaxImpl:
+    """The composition gymnax users write by hand (gymnax's own `step` is built this way): per environment,
+    `env.step`, then `env.reset` with a second key, then a `jnp.where` select of state and observation."""
+
+    def step_reset_select(key, state, action, params):
+        step_key, reset_key = jax.random.split(key)
+        obs, stepped, reward, terminated, truncated, _ = env.step(step_key, state, action, params)
+        reset_obs, fresh = env.reset(reset_key, params)
+        done = terminated | truncated
+        state = jax.tree.map(lambda a, b: jnp.where(done, a, b), fresh, stepped)
+        return state, jnp.where(done, reset_obs, obs), reward, done
+
+    def step(keys, state, actions, params):
+        return jax.vmap(step_reset_select, in_axes=(0, 0, 0, None))(keys, state, actions, params)
+
+    note = "env.step + env.reset + where, one key per env (gymnax-style composition)"
+    return JaxImpl("maxatar[step+reset]", "maxatar", env.num_actions, True, reset, step, note, params)
 
 
 # --- gymnax and pgx ---------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from maxatar.core import Channel, Environment, EnvParams, pytree_dataclass
-from maxatar.prng import uniform_to_int
+from maxatar.prng import materialize, uniform_to_int
 
 NUM_CARS = 8
 PLAYER_SPEED = 3
@@ -153,6 +153,10 @@ class Freeway(Environment):
 
     def game_observation(self, game: FreewayState) -> jax.Array:
         """Channels: 0 chicken, 1 car, 2..6 the trail behind a car of |speed| 1..5."""
+        # Eight cars spread over 700 cells: without materializing the state first, XLA recomputes the cars' step
+        # in every cell of a fusion that selects between two observations (gymnax-style step + reset + where),
+        # which made that composition 4x slower (benchmarks.check, maxatar[step+reset]).
+        game = jax.tree.map(materialize, game)
         speed = game.car_speed
         back = _wrap(game.car_x + jnp.where(speed > 0, -1, 1).astype(jnp.int8))
         # Trail channel: 1 + |speed|; a speed-0 car borrows that of the nearest earlier car with a speed.

@@ -1,0 +1,110 @@
+"""The quick performance check a developer runs before stopping: every id's pure paths against committed figures.
+
+    python -m benchmarks.check             # about two minutes; exit status 1 if a path got more than 1.5x slower
+    python -m benchmarks.check --update    # measure and commit the figures as the new reference
+
+Each id's MaxAtar stepping paths (`benchmarks.impls.maxatar_impls`: one key per environment, one uniform call,
+and the gymnax-style step + reset + select composition) run through the throughput harness at N = 1024, beside
+the do-nothing ceiling, repeats interleaved; medians. A path is flagged when it is more than `--tolerance` times
+slower than its committed figure both as measured and with the machine's own speed taken out (each figure divided
+by the ceiling measured in the same run: a loaded or slower machine slows the ceiling too); on a shared machine
+either ratio alone moves with the load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import statistics
+import sys
+from pathlib import Path
+
+import maxatar
+from benchmarks.harness import JaxRunner
+from benchmarks.impls import ceiling_impl, maxatar_impls, short_id
+
+REFERENCE = Path(__file__).parent / "results" / "check.csv"
+COLUMNS = ["env", "impl", "n", "steps_per_s", "ceiling_steps_per_s"]
+
+
+def measure(env_id: str, n: int, steps: int, repeats: int, min_time: float) -> list[dict]:
+    """Median steps/s of each MaxAtar path of `env_id`, and of the ceiling that matches its key mode."""
+    impls = maxatar_impls(env_id)
+    shape, dtype = impls[0].obs_spec()
+    ceilings = {keyed: ceiling_impl(shape, dtype, keyed, impls[0].num_actions) for keyed in (True, False)}
+    runners = [JaxRunner(impl, n, steps) for impl in [*impls, *ceilings.values()]]
+    rates = {id(r): [] for r in runners}
+    for _ in range(repeats):
+        for runner in runners:
+            rates[id(runner)].append(runner.measure(min_time))
+    median = {runner.impl.name: statistics.median(rates[id(runner)]) for runner in runners}
+    rows = [
+        {
+            "env": short_id(env_id),
+            "impl": impl.name,
+            "n": n,
+            "steps_per_s": median[impl.name],
+            "ceiling_steps_per_s": median[ceilings[impl.keyed].name],
+        }
+        for impl in impls
+    ]
+    for runner in runners:
+        runner.close()
+    return rows
+
+
+def read_reference(path: Path) -> dict[tuple[str, str, int], dict]:
+    with open(path, newline="") as f:
+        return {(r["env"], r["impl"], int(r["n"])): r for r in csv.DictReader(f)}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--envs", nargs="+", help="MaxAtar ids (the maxatar/ prefix may be left out); default all")
+    parser.add_argument("--n", type=int, default=1024, help="batch size")
+    parser.add_argument("--steps", type=int, default=32, help="scan length per jitted call")
+    parser.add_argument("--repeats", type=int, default=5, help="interleaved measurements per path; medians")
+    parser.add_argument("--min-time", type=float, default=0.1, help="seconds per measurement")
+    parser.add_argument("--tolerance", type=float, default=1.5, help="flag paths this many times slower")
+    parser.add_argument("--reference", type=Path, default=REFERENCE, help="the committed figures")
+    parser.add_argument("--update", action="store_true", help="write the figures measured now as the reference")
+    args = parser.parse_args(argv)
+    env_ids = [e if e.startswith("maxatar/") else f"maxatar/{e}" for e in (args.envs or maxatar.registered_ids())]
+
+    rows = []
+    for env_id in env_ids:
+        rows += measure(env_id, args.n, args.steps, args.repeats, args.min_time)
+        print(f"measured {short_id(env_id)}", file=sys.stderr, flush=True)
+    if args.update:
+        with open(args.reference, "w", newline="") as f:
+            writer = csv.DictWriter(f, COLUMNS)
+            writer.writeheader()
+            writer.writerows({**r, "steps_per_s": f"{r['steps_per_s']:.0f}",
+                              "ceiling_steps_per_s": f"{r['ceiling_steps_per_s']:.0f}"} for r in rows)  # fmt: skip
+        print(f"wrote {args.reference}")
+
+    reference = read_reference(args.reference) if args.reference.exists() else {}
+    print(f"| env | path | N={args.n} steps/s | committed | ratio | ratio, machine speed taken out |")
+    print("|---|---|---|---|---|---|")
+    slower = []
+    for row in rows:
+        ref = reference.get((row["env"], row["impl"], row["n"]))
+        if ref is None:
+            print(f"| {row['env']} | {row['impl']} | {row['steps_per_s'] / 1e6:.3f}M | - | - | - |")
+            continue
+        raw = row["steps_per_s"] / float(ref["steps_per_s"])
+        machine = row["ceiling_steps_per_s"] / float(ref["ceiling_steps_per_s"])
+        adjusted = raw / machine
+        cells = [f"{row['steps_per_s'] / 1e6:.3f}M", f"{float(ref['steps_per_s']) / 1e6:.3f}M", f"{raw:.2f}x"]
+        print(f"| {row['env']} | {row['impl']} | " + " | ".join(cells) + f" | {adjusted:.2f}x |")
+        if max(raw, adjusted) * args.tolerance < 1:  # both: noise moves the ceiling too
+            slower.append(f"{row['env']} {row['impl']}: {adjusted:.2f}x its committed figure")
+    if slower:
+        print(f"\nMore than {args.tolerance}x slower than committed:\n" + "\n".join(f"- {s}" for s in slower))
+        return 1
+    print(f"\nNo path more than {args.tolerance}x slower than its committed figure.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
