@@ -233,7 +233,7 @@ def test_save_interrupted_between_the_array_file_and_the_json_resumes_from_the_p
     assert raw_meta(run)["intervals_done"] == 4
 
 
-@pytest.mark.parametrize("errno_", [errno.ENOSPC, errno.EROFS])
+@pytest.mark.parametrize("errno_", [errno.ENOSPC, errno.EROFS], ids=["ENOSPC", "EROFS"])
 def test_a_failed_rename_of_the_json_leaves_nothing_and_names_the_last_good_checkpoint(run, monkeypatch, errno_):
     state, meta, before = load(run), checkpoint.read_meta(run), files(run)
     replace = os.replace

@@ -1,1 +1,0 @@
-"""One module per environment; each imports only `maxatar.core`."""
