@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from typing import Any, ClassVar, NamedTuple
 
 import jax
@@ -140,6 +141,17 @@ def check_difficulty(env: Environment, level) -> None:
         raise ValueError(f"{env.name}'s difficulty levels are 0..{env.max_difficulty}, got {level!r}")
 
 
+class Tabular(NamedTuple):
+    """An environment seen as a table: `num_states` states, the index of a game state and of an observation
+    (the evaluation policy sees only observations), and the game state of an index (to fill the tables)."""
+
+    num_states: int
+    state_index: Callable[[Any], jax.Array]  # game state -> int32 index
+    obs_index: Callable[[jax.Array], jax.Array]  # observation -> int32 index (any leading batch axes)
+    game_state: Callable[[jax.Array], Any]  # index -> a game state with that index
+    reset_uniforms: int  # how many of the reset's uniforms the game reads (the rest are passed as 0)
+
+
 class Environment:
     """Base class of every MaxAtar environment; subclasses fill in the game hooks below.
 
@@ -162,10 +174,15 @@ class Environment:
       default_sticky_action_prob / default_max_steps   defaults for `default_params`
       max_difficulty       the last level of the game's difficulty ramp (`EnvParams.difficulty`); 0 (the
                            default) for a game without one
-      twin                 "module:Class" of the game's plain-Python twin (`maxatar.twins`), or None
+      settings             setting name -> the `maxatar.make` keywords of that paper's setting (`maxatar.settings`);
+                           MinAtar's own ("minatar": the defaults) only, by default
+      gymnax_name          gymnax's name for the environment (`maxatar.gymnax.make` takes it), or None
+      twin                 "module:Class" of the game's plain-Python twin (`maxatar.twin`), or None
       channels             one `Channel` per plane of `grid` (observation order), for renderers and docs;
                            empty: renderers give each plane a hue of its own
       draw_order           channel names, bottom first, so overlapping objects stay visible; empty: as `channels`
+      canvas_cells         a game whose observation is no grid (CartPole): the (rows, cols) cells of the canvas its
+                           `draw` hook paints; None (grid games: `maxatar.pixels` draws the observation's planes)
       keymap               key names (pygame's) -> game action, for playing by hand; MinAtar's by default
       idle_action          the game action when no key is pressed; None repeats the previous one
     """
@@ -184,9 +201,12 @@ class Environment:
     default_sticky_action_prob: ClassVar[float] = 0.1
     default_max_steps: ClassVar[int] = 0
     max_difficulty: ClassVar[int] = 0
+    settings: ClassVar[dict[str, dict[str, Any]]] = {"minatar": {}}
+    gymnax_name: ClassVar[str | None] = None
     twin: ClassVar[str | None] = None
     channels: ClassVar[tuple[Channel, ...]] = ()
     draw_order: ClassVar[tuple[str, ...]] = ()
+    canvas_cells: ClassVar[tuple[int, int] | None] = None
     keymap: ClassVar[dict[str, int]] = MINATAR_KEYMAP
     idle_action: ClassVar[int | None] = 0
 
@@ -266,6 +286,14 @@ class Environment:
         renderers; None where the observation is no grid (renderers then draw the game in a way of their own).
         The MinAtar observations are such grids already."""
         return obs if obs.ndim == 3 and obs.dtype == jnp.bool_ else None
+
+    def tabular(self, params: EnvParams) -> Tabular:
+        """The environment as a table of states, for tabular agents; a ValueError where it has none."""
+        raise ValueError(f"{self.name} has no small discrete state for a tabular agent; use maxatar/Doors-v0")
+
+    def draw(self, game: Any, scale: int) -> jax.Array:
+        """A game with `canvas_cells`: its uint8 RGB picture, `canvas_cells` times `scale` pixels (jittable)."""
+        raise NotImplementedError(f"{self.name} is drawn from its observation grid")
 
     # --- the functional API ---
 

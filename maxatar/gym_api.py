@@ -39,7 +39,7 @@ from maxatar.registry import make, registered_ids
 from maxatar.reset_options import DIFFICULTY, RESET_MASK, STATE, check_level, check_state, parse
 from maxatar.sharding import batch_sharding, check_divisible, make_mesh, replicated, to_numpy
 from maxatar.tape import Tape, tape_row
-from maxatar.twins import Twin, TwinEnv, load_twin
+from maxatar.twin import Twin, TwinEnv, load_twin
 
 OUTPUTS = ("numpy", "jax")
 BACKENDS = ("auto", "python", "jax")
@@ -163,7 +163,7 @@ class MaxAtarEnv(gymnasium.Env):
     """One environment; observations are numpy (or JAX with output="jax").
 
     backend: how a step is computed.
-      "python": the game's plain-Python twin (`maxatar.twins`), with no JAX call at all: what SB3 and CleanRL
+      "python": the game's plain-Python twin (`maxatar.twin`), with no JAX call at all: what SB3 and CleanRL
         loops, which step one environment per call, need, since JAX's per-call dispatch would dominate there.
       "jax": one jitted call per step; results stay on the device with output="jax".
       "auto" (default): "python" for numpy output, "jax" for JAX output.

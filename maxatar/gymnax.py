@@ -35,34 +35,29 @@ import numpy as np
 
 from maxatar.core import AutoReset, Environment, EnvParams, EnvState, observation_bounds
 from maxatar.prng import uniform, uniform_to_int
-from maxatar.registry import canonical_name, registered_ids
+from maxatar.registry import SPECS, canonical_name, env_class, registered_ids
 from maxatar.registry import make as maxatar_make
-from maxatar.settings import GYMNAX_MAX_STEPS
 
 __all__ = ["GYMNAX_IDS", "GYMNAX_SETTINGS", "Box", "Discrete", "GymnaxEnv", "make", "registered_envs"]
 
-# gymnax's environment names -> MaxAtar's ids.
+# gymnax's environment names -> MaxAtar's ids, from each game's `gymnax_name`.
 GYMNAX_IDS: dict[str, str] = {
-    "Breakout-MinAtar": "Breakout-v0",
-    "Asterix-MinAtar": "Asterix-v0",
-    "Freeway-MinAtar": "Freeway-v0",
-    "SpaceInvaders-MinAtar": "SpaceInvaders-v0",
-    "Seaquest-MinAtar": "Seaquest-v0",
-    "CartPole-v1": "CartPole-v1",
+    env_class(name).gymnax_name: name for name in SPECS if env_class(name).gymnax_name is not None
 }
 
 
-def _gymnax_setting(max_steps: int) -> dict[str, Any]:
-    """gymnax's MinAtar setting: its minimal action set, no sticky actions, and its per-game time limit."""
-    return {"use_minimal_action_set": True, "sticky_action_prob": 0.0, "max_steps_in_episode": max_steps}
+def _gymnax_keywords(knobs: dict[str, Any]) -> dict[str, Any]:
+    """A game's gymnax setting (`maxatar.settings`) in gymnax's own keywords."""
+    renamed = {"full_action_space": "use_minimal_action_set", "max_steps": "max_steps_in_episode"}
+    keywords = {renamed.get(k, k): (not v if k == "full_action_space" else v) for k, v in knobs.items()}
+    keywords.pop("difficulty_ramping", None)  # gymnax ramps, as MaxAtar does by default
+    return keywords
 
 
 # The keywords that reproduce gymnax's defaults (`make(..., setting="gymnax")` in short), so a comparison with
 # gymnax, or a run meant to match a gymnax-based paper, is `make(env_id, **GYMNAX_SETTINGS[env_id])`.
-# CartPole's defaults already are gymnax's (and Gymnasium's): no sticky actions, 500 steps.
 GYMNAX_SETTINGS: dict[str, dict[str, Any]] = {
-    **{name: _gymnax_setting(GYMNAX_MAX_STEPS[id_]) for name, id_ in GYMNAX_IDS.items() if id_ in GYMNAX_MAX_STEPS},
-    "CartPole-v1": {"sticky_action_prob": 0.0, "max_steps_in_episode": 500},
+    name: _gymnax_keywords(env_class(id_).settings["gymnax"]) for name, id_ in GYMNAX_IDS.items()
 }
 
 

@@ -13,7 +13,7 @@ import jax
 import numpy as np
 
 from maxatar.pixels import MAX_TABLE_CHANNELS, canvas, numpy_picture
-from maxatar.twins import Twin, load_twin
+from maxatar.twin import Twin, load_twin
 
 
 @partial(jax.jit, static_argnums=0)

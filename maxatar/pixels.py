@@ -26,7 +26,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from maxatar.core import RGB, Channel, Environment, EnvParams
-from maxatar.envs.cartpole import CartPole
 
 OBS_TYPES = ("rgb", "grayscale")
 MIN_SIDE = 160  # default pictures are at least this many pixels on their short side
@@ -149,67 +148,20 @@ def table_picture(table, cells):
     return blocks.swapaxes(0, 1).reshape(rows * scale, cols * scale, *table.shape[3:])
 
 
-# --- CartPole ---
-
-CARTPOLE_CELLS = (10, 20)  # canvas in cells (rows, cols); `scale` pixels per cell as for the grid games
-CARTPOLE_HALF_WIDTH = 2.7  # metres shown either side of the centre (the episode ends beyond 2.4)
-CARTPOLE_X_LIMIT = 2.4
-CARTPOLE_POLE_LENGTH = 1.0  # the full pole (twice the half-length of the dynamics)
-CART_SIZE = (0.5, 0.3)  # width, height in metres
-POLE_WIDTH = 0.08
-CARTPOLE_COLOURS = {
-    "track": (120, 120, 140),
-    "limit": (225, 70, 70),
-    "cart": (70, 150, 255),
-    "pole": (240, 150, 60),
-    "axle": (225, 225, 235),
-}
-
-
-def cartpole_image(x: jax.Array, theta: jax.Array, scale: int) -> jax.Array:
-    """A cart on a track and its pole at angle `theta` (radians from upright, positive leaning right)."""
-    height, width = CARTPOLE_CELLS[0] * scale, CARTPOLE_CELLS[1] * scale
-    per_metre = width / (2 * CARTPOLE_HALF_WIDTH)
-    ys = jnp.arange(height, dtype=jnp.float32)[:, None] + 0.5
-    xs = jnp.arange(width, dtype=jnp.float32)[None, :] + 0.5
-    track_y = 0.75 * height
-    cart_x = width / 2 + x * per_metre
-    cart_w, cart_h = CART_SIZE[0] * per_metre, CART_SIZE[1] * per_metre
-    pivot_x, pivot_y = cart_x, track_y - cart_h
-    tip_dx = CARTPOLE_POLE_LENGTH * per_metre * jnp.sin(theta)
-    tip_dy = -CARTPOLE_POLE_LENGTH * per_metre * jnp.cos(theta)
-    # Distance from each pixel to the pole's segment.
-    along = ((xs - pivot_x) * tip_dx + (ys - pivot_y) * tip_dy) / (tip_dx**2 + tip_dy**2)
-    along = jnp.clip(along, 0.0, 1.0)
-    to_pole = jnp.hypot(xs - pivot_x - along * tip_dx, ys - pivot_y - along * tip_dy)
-    limit_xs = jnp.asarray([width / 2 - CARTPOLE_X_LIMIT * per_metre, width / 2 + CARTPOLE_X_LIMIT * per_metre])
-    line = max(1.0, scale / 8)
-    near_limit = jnp.min(jnp.abs(xs - limit_xs[:, None, None]), axis=0) <= line
-    layers = [  # bottom first
-        ("track", (jnp.abs(ys - track_y) <= line / 2) & (xs >= 0)),
-        ("limit", (ys >= track_y) & (ys <= track_y + 3 * line) & near_limit),
-        ("cart", (jnp.abs(xs - cart_x) <= cart_w / 2) & (ys >= track_y - cart_h) & (ys <= track_y)),
-        ("pole", to_pole <= POLE_WIDTH * per_metre / 2),
-        ("axle", jnp.hypot(xs - pivot_x, ys - pivot_y) <= POLE_WIDTH * per_metre * 0.6),
-    ]
-    image = jnp.broadcast_to(jnp.asarray(BACKGROUND, jnp.uint8), (height, width, 3))
-    for name, mask in layers:
-        image = jnp.where(mask[..., None], jnp.asarray(CARTPOLE_COLOURS[name], jnp.uint8), image)
-    return image
-
-
 # --- a state's picture ---
 
 
 class Canvas(NamedTuple):
-    """How an environment is drawn: its grid (rows, cols, channels), or None for CartPole's own drawing."""
+    """How an environment is drawn: its grid (rows, cols, channels), or None for a game drawn by its own `draw`
+    hook on a canvas of `canvas_cells` (CartPole)."""
 
     grid: tuple[int, int, int] | None
     scale: int
+    cells: tuple[int, int] | None = None  # the canvas of a game drawn by its own hook
 
     @property
     def shape(self) -> tuple[int, int]:
-        rows, cols = self.grid[:2] if self.grid is not None else CARTPOLE_CELLS
+        rows, cols = self.grid[:2] if self.grid is not None else self.cells
         return rows * self.scale, cols * self.scale
 
 
@@ -217,8 +169,8 @@ class Canvas(NamedTuple):
 def canvas(env: Environment, scale: int | None = None) -> Canvas:
     """What `picture` draws for `env` (static: from shapes only), with the default scale unless given."""
     env = unwrapped(env)
-    if isinstance(env, CartPole):
-        return Canvas(None, scale or default_scale(*CARTPOLE_CELLS))
+    if env.canvas_cells is not None:
+        return Canvas(None, scale or default_scale(*env.canvas_cells), env.canvas_cells)
     grid = jax.eval_shape(env.grid, jax.ShapeDtypeStruct(env.obs_shape, env.obs_dtype))
     if grid is None:
         raise TypeError(f"cannot draw {env.name}: its observation is no (rows, cols, channels) grid")
@@ -231,8 +183,8 @@ def picture(env: Environment, game: Any, scale: int | None = None, obs_type: str
     and jittable (`env`, `scale` and `obs_type` are static); `vmap` it for batches. `scale` is pixels per grid
     cell (default: short side >= 160)."""
     env = unwrapped(env)
-    if isinstance(env, CartPole):
-        image = cartpole_image(game.x, game.theta, scale or default_scale(*CARTPOLE_CELLS))
+    if env.canvas_cells is not None:
+        image = env.draw(game, scale or default_scale(*env.canvas_cells))
         return grayscale(image) if obs_type == "grayscale" else image
     return grid_picture(env, env.game_observation(game), scale, obs_type)
 
@@ -297,7 +249,7 @@ class PixelObservation(Environment):
     """`env` with its picture as the observation: uint8 (H, W, 3) for "rgb", (H, W) for "grayscale".
 
     Everything else (actions, params, draws, dynamics) is `env`'s, so rollouts, `AutoReset`, the Gymnasium and
-    gymnax front ends and the plain-Python twins (`maxatar.twins.pixels`) work unchanged. `scale` is pixels
+    gymnax front ends and the plain-Python twins (`maxatar.pixel_twin`) work unchanged. `scale` is pixels
     per grid cell (default: the short side at least 160 pixels, 160 x 160 for the MinAtar games)."""
 
     obs_dtype = jnp.uint8
@@ -317,7 +269,7 @@ class PixelObservation(Environment):
         self.action_set = env.action_set
         height, width = canvas(env, self.scale).shape
         self.obs_shape = (height, width, 3) if obs_type == "rgb" else (height, width)
-        self.twin = "maxatar.twins.pixels:PixelTwin" if env.twin else None
+        self.twin = "maxatar.pixel_twin:PixelTwin" if env.twin else None
 
     def __getattr__(self, name):
         """A game's own attributes (Doors' `size`, ...) are the wrapped environment's."""

@@ -20,18 +20,23 @@ class Spec(NamedTuple):
 
 def _minatar(module: str, cls: str) -> dict[str, Spec]:
     """One id per game, as ALE does: the action set is the `full_action_space` keyword, not a version."""
-    return {f"{cls}-v0": Spec(f"maxatar.envs.{module}:{cls}", {})}
+    return {f"{cls}-v0": Spec(f"maxatar.games.{module}:{cls}", {})}
 
 
-SPECS: dict[str, Spec] = {
-    "CartPole-v1": Spec("maxatar.envs.cartpole:CartPole", {}),
-    "Doors-v0": Spec("maxatar.envs.doors:Doors", {}),
+# One line per environment; its folder (`maxatar/games/<game>/`) holds everything else about it.
+MINATAR_SPECS: dict[str, Spec] = {
     **_minatar("breakout", "Breakout"),
     **_minatar("asterix", "Asterix"),
     **_minatar("freeway", "Freeway"),
     **_minatar("seaquest", "Seaquest"),
     **_minatar("space_invaders", "SpaceInvaders"),
 }
+SPECS: dict[str, Spec] = {
+    "CartPole-v1": Spec("maxatar.games.cartpole:CartPole", {}),
+    "Doors-v0": Spec("maxatar.games.doors:Doors", {}),
+    **MINATAR_SPECS,
+}
+MINATAR_GAMES = tuple(MINATAR_SPECS)  # canonical names of the five MinAtar games
 
 NAMESPACE = "maxatar"
 
@@ -75,7 +80,7 @@ def make(env_id: str, setting: str = "minatar", **overrides) -> tuple[Environmen
     """
     spec = _spec(env_id)
     cls = env_class(env_id)
-    overrides = {**setting_kwargs(canonical_name(env_id), setting), **overrides}
+    overrides = {**setting_kwargs(cls, canonical_name(env_id), setting), **overrides}
     obs_type, obs_scale = overrides.pop("obs_type", None), overrides.pop("obs_scale", None)
     ctor_kwargs = dict(spec.kwargs)
     if "full_action_space" in overrides:

@@ -22,7 +22,7 @@ Two models play the environment, with the same results bit for bit (tests/test_q
 * `model="table"` (default) steps gathers from tables that `transition_table` fills by running the
   environment's own `game_step` on every (state, action), so the dynamics stay the environment's.
 
-Read top to bottom: `Config` and `PRESETS`; the tabular view of an environment (`Tabular`, `doors_tabular`,
+Read top to bottom: `Config` and `PRESETS`; the tabular view of an environment (its `tabular` hook,
 `transition_table`); acting (`epsilon_greedy`) and the TD targets; `make_program`; `make_train(config)`.
 
     python -m maxatar_agents.q_learning --env maxatar/Doors-v0 --seeds 30 --out runs/doors-q
@@ -40,8 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import maxatar
-from maxatar.core import Environment, EnvParams, keep_last_action, tree_select
-from maxatar.envs.doors import AGENT, GOAL, Doors, DoorsState
+from maxatar.core import Environment, EnvParams, Tabular, keep_last_action, tree_select
 from maxatar.prng import materialize, threefry2x32
 from maxatar_agents import program
 from maxatar_agents.configs import Bounds, ConfigError, check_fields
@@ -100,51 +99,9 @@ PRESETS: dict[str, dict[str, Any]] = {
 # --- the tabular view of an environment ---
 
 
-class Tabular(NamedTuple):
-    """An environment seen as a table: `num_states` states, the index of a game state and of an observation
-    (the evaluation policy sees only observations), and the game state of an index (to fill the tables)."""
-
-    num_states: int
-    state_index: Callable[[Any], jax.Array]  # game state -> int32 index
-    obs_index: Callable[[jax.Array], jax.Array]  # observation -> int32 index (any leading batch axes)
-    game_state: Callable[[jax.Array], Any]  # index -> a game state with that index
-    reset_uniforms: int  # how many of the reset's uniforms the game reads (the rest are passed as 0)
-
-
-def doors_tabular(env: Doors, params: EnvParams) -> Tabular:
-    """Doors with its fixed doors: index (agent row * size + agent column) * size + goal column, size^3 states
-    (3375 for the default 15 x 15 grid; unreachable wall cells included). The goal moves between episodes, so
-    its column is part of the state. Random doors would add C(size, num_doors) layouts (455 by default) to
-    the state and are refused."""
-    if not isinstance(params.random_doors, (bool, np.bool_)) or params.random_doors:
-        raise ValueError("tabular agents need Doors' fixed doors (random_doors=False): random doors are state too")
-    size = env.size
-    doors = env.default_doors()
-
-    def state_index(game: DoorsState) -> jax.Array:
-        return ((game.agent[0] * size + game.agent[1]) * size + game.goal[1]).astype(jnp.int32)
-
-    def obs_index(obs: jax.Array) -> jax.Array:
-        grid = obs.reshape(*obs.shape[:-1], size, size)
-        agent = jnp.argmax((grid == AGENT).reshape(*obs.shape), axis=-1)
-        top = grid[..., 0, :]
-        # On the goal (a finished episode) the agent hides it: then the goal's column is the agent's.
-        goal = jnp.where(jnp.any(top == GOAL, axis=-1), jnp.argmax(top == GOAL, axis=-1), agent % size)
-        return (agent * size + goal).astype(jnp.int32)
-
-    def game_state(index: jax.Array) -> DoorsState:
-        cell, goal = index // size, index % size
-        agent = jnp.stack([cell // size, cell % size]).astype(jnp.int32)
-        return DoorsState(agent=agent, goal=jnp.stack([0, goal]).astype(jnp.int32), doors=doors)
-
-    return Tabular(size**3, state_index, obs_index, game_state, reset_uniforms=2)
-
-
 def tabular_view(env: Environment, params: EnvParams) -> Tabular:
-    """The tabular view of `env`, or a ValueError for an environment without one."""
-    if isinstance(env, Doors):
-        return doors_tabular(env, params)
-    raise ValueError(f"{env.name} has no small discrete state for a tabular agent; use maxatar/Doors-v0")
+    """The tabular view of `env` (its `tabular` hook), or a ValueError for an environment without one."""
+    return env.tabular(params)
 
 
 def tabular_env(config: Config) -> tuple[Environment, EnvParams]:

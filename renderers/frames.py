@@ -2,7 +2,7 @@
 
 `frame(env, state)` is what the Gymnasium classes call (through the `maxatar.renderers` entry point): the
 picture `maxatar.pixels` draws (the one pixel observations show), optionally with a strip below it giving the
-score and step. The drawing itself (palettes, cell shapes, CartPole) lives in `maxatar.pixels`, so that pixel
+score and step. The drawing itself (palettes, cell shapes, a game's own `draw`) lives in `maxatar.pixels`, so that pixel
 observations need no renderer; its names are re-exported here.
 """
 
@@ -12,22 +12,13 @@ import jax
 import jax.numpy as jnp
 
 from maxatar.core import RGB, Environment, EnvState
-from maxatar.envs.cartpole import CartPole
 from maxatar.pixels import (  # noqa: F401  (re-exported: the renderers' public drawing names)
     BACKGROUND,
-    CART_SIZE,
-    CARTPOLE_CELLS,
-    CARTPOLE_COLOURS,
-    CARTPOLE_HALF_WIDTH,
-    CARTPOLE_POLE_LENGTH,
-    CARTPOLE_X_LIMIT,
     GRID_LINE,
     MIN_SIDE,
-    POLE_WIDTH,
     SHAPES,
     Channel,
     GridPalette,
-    cartpole_image,
     default_scale,
     grid_image,
     grid_picture,
@@ -88,7 +79,7 @@ def frame(
     those numbers is added below the picture. `scale` is pixels per grid cell (default: short side >= 160).
     """
     base = unwrapped(env)  # a pixel-observation env is drawn as the game it wraps
-    if isinstance(base, CartPole):
+    if base.canvas_cells is not None:  # a game drawn by its own hook (CartPole)
         image = picture(base, state.game, scale)
     else:
         image = grid_picture(base, base.observation(state), scale)

@@ -12,7 +12,7 @@ import pytest
 
 import maxatar
 from maxatar.gym_api import PYTHON_MAX_ENVS, MaxAtarEnv, MaxAtarVectorEnv
-from maxatar.twins import load_twin
+from maxatar.twin import load_twin
 
 TWIN_IDS = [i for i in maxatar.registered_ids() if load_twin(*maxatar.make(i)) is not None]
 

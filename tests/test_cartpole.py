@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import maxatar
 from maxatar.core import Draws, EnvState
-from maxatar.envs.cartpole import THETA_LIMIT, X_LIMIT, CartPoleState
+from maxatar.games.cartpole.rules import THETA_LIMIT, X_LIMIT, CartPoleState
 
 ENV, PARAMS = maxatar.make("CartPole-v1")
 LIMITS = np.array([X_LIMIT, np.inf, THETA_LIMIT, np.inf])
@@ -111,7 +111,7 @@ def test_episode_reward_and_time_limit():
 def test_twin_equals_classic_cartpole_exactly(uniforms, seed, push_right):
     """The Python backend's twin is the reference's float64 arithmetic: whole episodes agree bit for bit
     (state, float32 observation, reward, termination), from the reset the same uniforms give."""
-    from maxatar.twins import load_twin
+    from maxatar.twin import load_twin
 
     twin = load_twin(ENV, PARAMS)
     game = twin.reset(uniforms)

@@ -1,4 +1,4 @@
-"""Doors against an independent plain-Python model of its rules (the module docstring of `maxatar.envs.doors`)."""
+"""Doors against an independent plain-Python model of its rules (the docstring of `maxatar.games.doors.rules`)."""
 
 import dataclasses
 import math
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import maxatar
 from maxatar.core import Draws
-from maxatar.envs.doors import DoorsDraws
+from maxatar.games.doors.rules import DoorsDraws
 
 SIZE = 15
 STEPS = 48  # fixed episode length: one compiled scan serves every example

@@ -19,13 +19,14 @@ import pytest
 
 import maxatar
 from maxatar.core import Environment, EnvState
-from maxatar.envs.asterix import Asterix
-from maxatar.envs.breakout import Breakout
-from maxatar.envs.cartpole import CartPoleState
-from maxatar.envs.doors import Doors, DoorsState
-from maxatar.envs.freeway import Freeway
-from maxatar.envs.seaquest import Seaquest
-from maxatar.envs.space_invaders import SpaceInvaders
+from maxatar.games.asterix.rules import Asterix
+from maxatar.games.breakout.rules import Breakout
+from maxatar.games.cartpole.picture import CARTPOLE_COLOURS, CARTPOLE_HALF_WIDTH
+from maxatar.games.cartpole.rules import CartPoleState
+from maxatar.games.doors.rules import Doors, DoorsState
+from maxatar.games.freeway.rules import Freeway
+from maxatar.games.seaquest.rules import Seaquest
+from maxatar.games.space_invaders.rules import SpaceInvaders
 from renderers import frames as fr
 from renderers.cli import main
 from renderers.font import CHARS, number_codes
@@ -45,7 +46,7 @@ def constructible_ids() -> list[str]:
         try:
             maxatar.make(env_id)
         except ModuleNotFoundError as error:
-            assert error.name.startswith("maxatar.envs."), error  # only a missing game module is tolerated
+            assert error.name.startswith("maxatar.games."), error  # only a missing game module is tolerated
             continue
         ids.append(env_id)
     return ids
@@ -149,14 +150,14 @@ def test_cartpole_frame_follows_cart_position_and_pole_angle():
         return np.asarray(draw(env, EnvState(game, jnp.int32(0), jnp.int32(0), jnp.bool_(False))))
 
     def mean_x(image, part):
-        return np.nonzero(pixels_of(image, fr.CARTPOLE_COLOURS[part]))[1].mean()
+        return np.nonzero(pixels_of(image, CARTPOLE_COLOURS[part]))[1].mean()
 
     upright, moved, leaning = cartpole(0.0, 0.0), cartpole(1.0, 0.0), cartpole(0.0, 0.2)
     assert upright.shape == (160, 320, 3) and upright.dtype == np.uint8
     for part in ("track", "limit", "cart", "pole", "axle"):
-        assert pixels_of(upright, fr.CARTPOLE_COLOURS[part]).any(), part
+        assert pixels_of(upright, CARTPOLE_COLOURS[part]).any(), part
     assert abs(mean_x(upright, "cart") - 160) < 1
-    assert mean_x(moved, "cart") - mean_x(upright, "cart") == pytest.approx(320 / (2 * fr.CARTPOLE_HALF_WIDTH), abs=1)
+    assert mean_x(moved, "cart") - mean_x(upright, "cart") == pytest.approx(320 / (2 * CARTPOLE_HALF_WIDTH), abs=1)
     assert mean_x(leaning, "pole") > mean_x(upright, "pole") + 5
 
 

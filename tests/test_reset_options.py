@@ -25,7 +25,7 @@ from maxatar.core import AutoReset
 from maxatar.reset_options import check_state
 from maxatar.sb3 import make_sb3_vec_env
 from maxatar.tape import tape_row
-from maxatar.twins import TwinEnv, load_twin
+from maxatar.twin import TwinEnv, load_twin
 from tests.parity import harness
 from tests.parity.scripted_random import SeededSource
 from tests.parity.test_asterix import AsterixParity

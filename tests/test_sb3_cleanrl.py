@@ -9,7 +9,7 @@ from gymnasium.vector import AutoresetMode
 
 import maxatar
 from maxatar.core import Draws, EnvState
-from maxatar.envs.cartpole import CartPoleState
+from maxatar.games.cartpole.rules import CartPoleState
 from maxatar.sb3 import make_sb3_vec_env
 
 

@@ -9,8 +9,9 @@ import pytest
 
 import maxatar
 from maxatar import gymnax
+from maxatar.registry import MINATAR_GAMES
 from maxatar.sb3 import make_sb3_vec_env
-from maxatar.settings import MINATAR_GAMES, SETTINGS
+from maxatar.settings import SETTINGS
 from maxatar_agents import pqn
 from maxatar_agents.configs import make_config
 from maxatar_agents.program import env_from_config, env_kwargs

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import maxatar
 from maxatar.prng import uniform
-from maxatar.twins import load_twin
+from maxatar.twin import load_twin
 from tests.test_twins import assert_twin_plays_as_jax
 
 STEPS = 1500  # ramps come every 102 steps: the ninth and last at step 918

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import maxatar
 from maxatar.core import keep_last_action, tree_select
 from maxatar.prng import uniform
-from maxatar.twins import TwinEnv, load_twin
+from maxatar.twin import TwinEnv, load_twin
 
 EXACT_IDS = [i for i in maxatar.registered_ids() if "CartPole" not in i]  # CartPole: see test_cartpole.py
 STEPS = 600

@@ -23,7 +23,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from maxatar.core import EnvParams, EnvState
-from maxatar.envs.asterix import GOLD_THRESHOLD, Asterix, AsterixDraws, AsterixState
+from maxatar.games.asterix.rules import GOLD_THRESHOLD, Asterix, AsterixDraws, AsterixState
 from tests.parity import harness
 from tests.parity.harness import PROBS, SMALL_PROBS, from_list
 from tests.parity.scripted_random import UNIFORM32, SeededSource

@@ -1,4 +1,4 @@
-"""Side-by-side parity of `maxatar.envs.breakout.Breakout` with the MinAtar 1.0.15 reference.
+"""Side-by-side parity of `maxatar.games.breakout.rules.Breakout` with the MinAtar 1.0.15 reference.
 
 The reference plays with a scripted random generator; its logged draws are fed into one jitted `lax.scan` of
 `transition`, and observation, reward, terminal flag, the sticky action and every internal field of the
@@ -27,7 +27,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from maxatar.core import EnvState
-from maxatar.envs.breakout import FULL_WALL, Breakout, BreakoutState
+from maxatar.games.breakout.rules import FULL_WALL, Breakout, BreakoutState
 from tests.parity import harness
 from tests.parity.harness import from_list
 from tests.parity.scripted_random import HypothesisSource, SeededSource

@@ -19,7 +19,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from maxatar.core import EnvParams
-from maxatar.envs.freeway import Freeway, FreewayDraws
+from maxatar.games.freeway.rules import Freeway, FreewayDraws
 from tests.parity import harness
 from tests.parity.harness import from_list
 from tests.parity.scripted_random import UNIFORM32, SeededSource

@@ -26,7 +26,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from maxatar.core import Draws, EnvParams, EnvState
-from maxatar.envs.seaquest import (
+from maxatar.games.seaquest.rules import (
     BULLET_BITS,
     BULLET_RECORD,
     DIVER_BITS_PER_RECORD,

@@ -1,4 +1,4 @@
-"""Step-by-step parity of `maxatar.envs.space_invaders` with minatar 1.0.15's SpaceInvaders.
+"""Step-by-step parity of `maxatar.games.space_invaders.rules` with minatar 1.0.15's SpaceInvaders.
 
 The shared harness (`tests/parity/harness.py`) plays the reference with a scripted RandomState (it only ever
 draws the sticky-action uniform: the game itself is deterministic), replays the logged draws through
@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from minatar.environments.space_invaders import Env as ReferenceGame
 
 from maxatar.core import Draws
-from maxatar.envs.space_invaders import SpaceInvaders, unpack_rows
+from maxatar.games.space_invaders.rules import SpaceInvaders, unpack_rows
 from tests.parity import harness
 from tests.parity.harness import from_list
 from tests.parity.scripted_random import UNIFORM32, HypothesisSource, SeededSource

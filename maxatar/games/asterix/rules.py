@@ -30,6 +30,7 @@ import numpy as np
 
 from maxatar.core import TRAIL, Channel, Environment, EnvParams, pytree_dataclass
 from maxatar.prng import uniform_to_int
+from maxatar.settings import minatar_game
 
 NUM_SLOTS = 8
 RAMP_INTERVAL = 100
@@ -81,6 +82,8 @@ class Asterix(Environment):
     """MinAtar Asterix (`minatar.Environment('asterix')`)."""
 
     name = "asterix"
+    gymnax_name = "Asterix-MinAtar"
+    settings = minatar_game(gymnax_max_steps=1000)
     num_game_actions = 6
     minimal_action_set = (0, 1, 2, 3, 4)
     obs_shape = (10, 10, 4)
@@ -88,7 +91,7 @@ class Asterix(Environment):
     num_reset_uniforms = 0
     num_step_uniforms = 3
     max_difficulty = MAX_LEVEL
-    twin = "maxatar.twins.asterix:AsterixTwin"
+    twin = "maxatar.games.asterix.twin:AsterixTwin"
     channels = (
         Channel("player", (40, 210, 255)),
         Channel("enemy", (230, 55, 55)),

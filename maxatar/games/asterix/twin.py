@@ -1,10 +1,10 @@
-"""Asterix's twin (see `maxatar.envs.asterix` for the rules and the reference quirks they keep)."""
+"""Asterix's twin (see `maxatar.games.asterix.rules` for the rules and the reference quirks they keep)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from maxatar.envs.asterix import (
+from maxatar.games.asterix.rules import (
     GOLD_THRESHOLD,
     INIT_MOVE_SPEED,
     INIT_SPAWN_SPEED,
@@ -13,7 +13,7 @@ from maxatar.envs.asterix import (
     AsterixState,
     level_speeds,
 )
-from maxatar.twins import Twin, randint
+from maxatar.twin import Twin, randint
 
 _GOLD = float(GOLD_THRESHOLD)  # float32(1/3) as a Python float: `u < _GOLD` is the JAX step's float32 comparison
 _SLOTS = range(NUM_SLOTS)

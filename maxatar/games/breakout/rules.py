@@ -28,6 +28,7 @@ import numpy as np
 
 from maxatar.core import TRAIL, Channel, Environment, EnvParams, pytree_dataclass
 from maxatar.prng import uniform_to_int
+from maxatar.settings import minatar_game
 
 # Ball directions: 0 up-left, 1 up-right, 2 down-right, 3 down-left. With this numbering a horizontal flip
 # is `d ^ 1`, a vertical flip is `3 - d` and a full reversal is `d ^ 2`.
@@ -59,13 +60,15 @@ class Breakout(Environment):
     """MinAtar Breakout (`minatar.Environment('breakout')`)."""
 
     name = "breakout"
+    gymnax_name = "Breakout-MinAtar"
+    settings = minatar_game(gymnax_max_steps=1000)
     num_game_actions = 6
     minimal_action_set = (0, 1, 3)
     obs_shape = (10, 10, 4)
     obs_dtype = jnp.bool_
     num_reset_uniforms = 1
     num_step_uniforms = 0
-    twin = "maxatar.twins.breakout:BreakoutTwin"
+    twin = "maxatar.games.breakout.twin:BreakoutTwin"
     channels = (
         Channel("paddle", (70, 150, 255)),
         Channel("ball", (255, 255, 255)),

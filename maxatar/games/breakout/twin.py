@@ -1,11 +1,11 @@
-"""Breakout's twin (see `maxatar.envs.breakout` for the rules and the reference quirks they keep)."""
+"""Breakout's twin (see `maxatar.games.breakout.rules` for the rules and the reference quirks they keep)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from maxatar.envs.breakout import FULL_WALL, NUM_BRICK_BITS, BreakoutState
-from maxatar.twins import Twin, randint
+from maxatar.games.breakout.rules import FULL_WALL, NUM_BRICK_BITS, BreakoutState
+from maxatar.twin import Twin, randint
 
 _BRICK_SHIFTS = np.arange(NUM_BRICK_BITS, dtype=np.int64).reshape(3, 10)
 

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from maxatar.core import Environment, EnvParams, pytree_dataclass
+from maxatar.games.cartpole.picture import CARTPOLE_CELLS, cartpole_image
 
 GRAVITY = 9.8
 MASS_CART = 1.0
@@ -60,6 +61,9 @@ class CartPole(Environment):
     """Push the cart left (0) or right (1) to keep the pole upright; +1 per step, including the last."""
 
     name = "cartpole"
+    gymnax_name = "CartPole-v1"
+    # gymnax's CartPole is Gymnasium's, which MaxAtar's defaults are too.
+    settings = {"minatar": {}, "gymnax": {"sticky_action_prob": 0.0, "max_steps": 500}}
     num_game_actions = 2
     obs_shape = (4,)
     obs_dtype = jnp.float32
@@ -68,7 +72,8 @@ class CartPole(Environment):
     num_step_uniforms = 0
     default_sticky_action_prob = 0.0
     default_max_steps = 500
-    twin = "maxatar.twins.cartpole:CartPoleTwin"
+    twin = "maxatar.games.cartpole.twin:CartPoleTwin"
+    canvas_cells = CARTPOLE_CELLS
     keymap = {"left": 0, "right": 1}
     idle_action = None  # no no-op: the previous push goes on
 
@@ -95,6 +100,10 @@ class CartPole(Environment):
         )
         terminal = (jnp.abs(next_game.x) >= X_OUT) | (jnp.abs(next_game.theta) >= THETA_OUT)
         return next_game, jnp.float32(1.0), terminal
+
+    def draw(self, game: CartPoleState, scale: int) -> jax.Array:
+        """The cart on its track and the pole (`maxatar.games.cartpole.picture`)."""
+        return cartpole_image(game.x, game.theta, scale)
 
     def game_observation(self, game: CartPoleState) -> jax.Array:
         """The state itself: x, x_dot, theta, theta_dot (float32)."""

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from maxatar.envs.cartpole import (
+from maxatar.games.cartpole.rules import (
     FORCE,
     GRAVITY,
     HALF_LENGTH,
@@ -26,7 +26,7 @@ from maxatar.envs.cartpole import (
     X_LIMIT,
     CartPoleState,
 )
-from maxatar.twins import Twin
+from maxatar.twin import Twin
 
 
 class CartPoleTwin(Twin):

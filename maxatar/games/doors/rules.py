@@ -19,8 +19,9 @@ import dataclasses
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from maxatar.core import Channel, Environment, EnvParams, pytree_dataclass
+from maxatar.core import Channel, Environment, EnvParams, Tabular, pytree_dataclass
 from maxatar.prng import uniform_to_int
 
 EMPTY, AGENT, WALL, GOAL = 0, 1, 2, 3
@@ -64,7 +65,7 @@ class Doors(Environment):
     num_step_uniforms = 0
     default_sticky_action_prob = 0.0
     default_max_steps = 100
-    twin = "maxatar.twins.doors:DoorsTwin"
+    twin = "maxatar.games.doors.twin:DoorsTwin"
     channels = (Channel("agent", (40, 210, 255)), Channel("wall", (130, 130, 150)), Channel("goal", (255, 200, 40)))
     draw_order = ("wall", "goal", "agent")
     keymap = {"right": 1, "down": 2, "left": 3, "up": 4}
@@ -151,3 +152,31 @@ class Doors(Environment):
         """The cell codes as three bool planes (agent, wall, goal), as `channels` names them."""
         grid = obs.reshape(self.size, self.size)
         return jnp.stack([grid == AGENT, grid == WALL, grid == GOAL], axis=-1)
+
+    def tabular(self, params: EnvParams) -> Tabular:
+        """Doors with its fixed doors: index (agent row * size + agent column) * size + goal column, size^3 states
+        (3375 for the default 15 x 15 grid; unreachable wall cells included). The goal moves between episodes, so
+        its column is part of the state. Random doors would add C(size, num_doors) layouts (455 by default) to
+        the state and are refused."""
+        if not isinstance(params.random_doors, (bool, np.bool_)) or params.random_doors:
+            raise ValueError("tabular agents need Doors' fixed doors (random_doors=False): random doors are state too")
+        size = self.size
+        doors = self.default_doors()
+
+        def state_index(game: DoorsState) -> jax.Array:
+            return ((game.agent[0] * size + game.agent[1]) * size + game.goal[1]).astype(jnp.int32)
+
+        def obs_index(obs: jax.Array) -> jax.Array:
+            grid = obs.reshape(*obs.shape[:-1], size, size)
+            agent = jnp.argmax((grid == AGENT).reshape(*obs.shape), axis=-1)
+            top = grid[..., 0, :]
+            # On the goal (a finished episode) the agent hides it: then the goal's column is the agent's.
+            goal = jnp.where(jnp.any(top == GOAL, axis=-1), jnp.argmax(top == GOAL, axis=-1), agent % size)
+            return (agent * size + goal).astype(jnp.int32)
+
+        def game_state(index: jax.Array) -> DoorsState:
+            cell, goal = index // size, index % size
+            agent = jnp.stack([cell // size, cell % size]).astype(jnp.int32)
+            return DoorsState(agent=agent, goal=jnp.stack([0, goal]).astype(jnp.int32), doors=doors)
+
+        return Tabular(size**3, state_index, obs_index, game_state, reset_uniforms=2)

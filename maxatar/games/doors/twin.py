@@ -1,4 +1,4 @@
-"""Doors' twin (see `maxatar.envs.doors` for the rules)."""
+"""Doors' twin (see `maxatar.games.doors.rules` for the rules)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from maxatar.envs.doors import AGENT, GOAL, MOVES, WALL, DoorsState
-from maxatar.twins import Twin, f32, randint
+from maxatar.games.doors.rules import AGENT, GOAL, MOVES, WALL, DoorsState
+from maxatar.twin import Twin, f32, randint
 
 _EXACT = 1 << 24  # float32 holds every integer below this, so a smaller sum of squares is exact
 

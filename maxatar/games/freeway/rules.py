@@ -24,6 +24,7 @@ import numpy as np
 
 from maxatar.core import Channel, Environment, EnvParams, pytree_dataclass
 from maxatar.prng import materialize, uniform_to_int
+from maxatar.settings import minatar_game
 
 NUM_CARS = 8
 PLAYER_SPEED = 3
@@ -72,13 +73,15 @@ class Freeway(Environment):
     """MinAtar Freeway (`minatar.Environment('freeway')`)."""
 
     name = "freeway"
+    gymnax_name = "Freeway-MinAtar"
+    settings = minatar_game(gymnax_max_steps=2500)
     num_game_actions = 6
     minimal_action_set = (0, 2, 4)
     obs_shape = (10, 10, 7)
     obs_dtype = jnp.bool_
     num_reset_uniforms = NUM_CARS
     num_step_uniforms = NUM_CARS
-    twin = "maxatar.twins.freeway:FreewayTwin"
+    twin = "maxatar.games.freeway.twin:FreewayTwin"
     channels = (
         Channel("chicken", (255, 235, 60)),
         Channel("car", (230, 55, 55)),

@@ -1,11 +1,11 @@
-"""Freeway's twin (see `maxatar.envs.freeway` for the rules and the reference quirks they keep)."""
+"""Freeway's twin (see `maxatar.games.freeway.rules` for the rules and the reference quirks they keep)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from maxatar.envs.freeway import CHICKEN_COL, NUM_CARS, PLAYER_SPEED, TIME_LIMIT, FreewayState
-from maxatar.twins import Twin, randint
+from maxatar.games.freeway.rules import CHICKEN_COL, NUM_CARS, PLAYER_SPEED, TIME_LIMIT, FreewayState
+from maxatar.twin import Twin, randint
 
 _CARS = range(NUM_CARS)
 

@@ -60,6 +60,7 @@ import numpy as np
 
 from maxatar.core import TRAIL, Channel, Environment, EnvParams, pytree_dataclass
 from maxatar.prng import materialize, uniform_to_int
+from maxatar.settings import minatar_game
 
 NUM_ENEMY_SLOTS = 30
 
@@ -506,6 +507,8 @@ class Seaquest(Environment):
     """MinAtar Seaquest (`minatar.Environment('seaquest')`)."""
 
     name = "seaquest"
+    gymnax_name = "Seaquest-MinAtar"
+    settings = minatar_game(gymnax_max_steps=1000)
     num_game_actions = 6
     minimal_action_set = (0, 1, 2, 3, 4, 5)
     obs_shape = (10, 10, 10)
@@ -513,7 +516,7 @@ class Seaquest(Environment):
     num_reset_uniforms = 0
     num_step_uniforms = 5
     max_difficulty = MAX_LEVEL
-    twin = "maxatar.twins.seaquest:SeaquestTwin"
+    twin = "maxatar.games.seaquest.twin:SeaquestTwin"
     channels = (
         Channel("sub_front", (255, 225, 40)),
         Channel("sub_back", (190, 150, 20)),

@@ -1,4 +1,4 @@
-"""Seaquest's twin (see `maxatar.envs.seaquest` for the rules, the reference quirks and the JAX storage).
+"""Seaquest's twin (see `maxatar.games.seaquest.rules` for the rules, the reference quirks and the JAX storage).
 
 The JAX state is bit-sliced: a ring of 30 enemy slots (one uint32 per flag, one per bit of each small field),
 each slot owning one enemy-bullet slot, and two packed 2-record lists for friendly bullets and divers. The twin
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from maxatar.envs.seaquest import (
+from maxatar.games.seaquest.rules import (
     BULLET_BITS,
     BULLET_RECORD,
     BULLET_X_PLANES,
@@ -37,7 +37,7 @@ from maxatar.envs.seaquest import (
     Y_PLANES,
     SeaquestState,
 )
-from maxatar.twins import Twin, randint
+from maxatar.twin import Twin, randint
 
 _SUB = float(SUB_THRESHOLD)  # float32(1/3) as a Python float: `u < _SUB` is the JAX step's float32 comparison
 _SHAPE = (10, 10, 10)

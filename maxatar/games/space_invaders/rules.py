@@ -32,6 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from maxatar.core import Channel, Environment, EnvParams, pytree_dataclass
+from maxatar.settings import minatar_game
 
 SHOT_COOL_DOWN = 5
 ENEMY_MOVE_INTERVAL = 12
@@ -80,6 +81,8 @@ class SpaceInvaders(Environment):
     """MinAtar SpaceInvaders (`minatar.Environment('space_invaders')`)."""
 
     name = "space_invaders"
+    gymnax_name = "SpaceInvaders-MinAtar"
+    settings = minatar_game(gymnax_max_steps=1000)
     num_game_actions = 6
     minimal_action_set = (0, 1, 3, 5)
     obs_shape = (10, 10, 6)
@@ -87,7 +90,7 @@ class SpaceInvaders(Environment):
     num_reset_uniforms = 0
     num_step_uniforms = 0
     max_difficulty = ENEMY_MOVE_INTERVAL - MIN_MOVE_INTERVAL
-    twin = "maxatar.twins.space_invaders:SpaceInvadersTwin"
+    twin = "maxatar.games.space_invaders.twin:SpaceInvadersTwin"
     channels = (
         Channel("cannon", (70, 220, 120)),
         Channel("alien", (225, 225, 235)),

@@ -1,17 +1,17 @@
-"""SpaceInvaders' twin (see `maxatar.envs.space_invaders` for the rules and the reference quirks they keep)."""
+"""SpaceInvaders' twin (see `maxatar.games.space_invaders.rules` for the rules and the reference quirks they keep)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from maxatar.envs.space_invaders import (
+from maxatar.games.space_invaders.rules import (
     ENEMY_MOVE_INTERVAL,
     ENEMY_SHOT_INTERVAL,
     MIN_MOVE_INTERVAL,
     SHOT_COOL_DOWN,
     SpaceInvadersState,
 )
-from maxatar.twins import Twin
+from maxatar.twin import Twin
 
 # A 10x10 grid is one Python int of 100 bits: bit 10 * r + c is cell (r, c), so a whole grid moves a row with
 # one shift, and counting or intersecting grids is one int operation.
