@@ -23,7 +23,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from maxatar.core import EnvParams, EnvState
-from maxatar.games.asterix.rules import GOLD_THRESHOLD, Asterix, AsterixDraws, AsterixState
+from maxatar.games.asterix.rules import GOLD_THRESHOLD, Asterix, AsterixDraws
+from maxatar.games.asterix.twin import AsterixTwin
 from tests.parity import harness
 from tests.parity.harness import PROBS, SMALL_PROBS, from_list
 from tests.parity.scripted_random import UNIFORM32, SeededSource
@@ -44,17 +45,22 @@ def reset_state(params):
     return ENV.reset_from_draws((), params)[1]
 
 
+TWIN = AsterixTwin(ENV, ENV.default_params())  # for its converter only
+
+
 def game_from_start(start: dict | None) -> EnvState:
+    """The JAX state of a crafted start, through the twin's converter (the twin's game is a list: the player,
+    the slots' active, x, lr and gold, then the timers in `SCALARS` order)."""
     if start is None:
         return jax.device_get(reset_state(ENV.default_params()))
     ents = start["entities"]
-    game = AsterixState(
-        **{name: np.int8(start[name]) for name in SCALARS},
-        active=np.array([e is not None for e in ents]),
-        x=np.array([0 if e is None else e[0] for e in ents], np.int8),
-        lr=np.array([e is not None and e[1] for e in ents], bool),
-        gold=np.array([e is not None and e[2] for e in ents], bool),
-    )
+    slots = [
+        [e is not None for e in ents],
+        [0 if e is None else e[0] for e in ents],
+        [e is not None and e[1] for e in ents],
+        [e is not None and e[2] for e in ents],
+    ]
+    game = TWIN.to_pure([start["player_x"], start["player_y"], *slots, *(start[name] for name in SCALARS[2:])])
     return EnvState(game=game, last_action=np.int32(0), time=np.int32(0), terminated=np.bool_(False))
 
 

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 from maxatar.core import EnvState
 from maxatar.games.breakout.rules import FULL_WALL, Breakout, BreakoutState
+from maxatar.games.breakout.twin import BreakoutTwin
 from tests.parity import harness
 from tests.parity.harness import from_list
 from tests.parity.scripted_random import HypothesisSource, SeededSource
@@ -45,10 +46,13 @@ STICKY = st.one_of(st.sampled_from([0.0, 0.1, 1 / 3, 1.0, 1e-308]), st.floats(0.
 # --- the adapter ------------------------------------------------------------------------------------------
 
 
-def brick_map_from_bits(bits: int) -> np.ndarray:
-    grid = np.zeros((10, 10))
-    grid[1:4] = [[(bits >> (10 * r + c)) & 1 for c in range(10)] for r in range(3)]
-    return grid
+TWIN = BreakoutTwin(ENV, ENV.default_params())  # for its converter only
+TWIN_ORDER = ("ball_x", "ball_y", "ball_dir", "pos", "bricks", "strike", "last_x", "last_y")  # the twin's game list
+
+
+def game_from_start(start: dict) -> BreakoutState:
+    """The JAX game state of a crafted start, through the twin's converter."""
+    return TWIN.to_pure([start[name] for name in TWIN_ORDER])
 
 
 class BreakoutParity(harness.GameAdapter):
@@ -73,17 +77,15 @@ class BreakoutParity(harness.GameAdapter):
         """Put a crafted state into the reference."""
         for name in FIELDS:
             setattr(ref.env, name, start[name])
-        ref.env.brick_map = brick_map_from_bits(start["bricks"])
+        ref.env.brick_map = np.asarray(Breakout.brick_map(game_from_start(start)), float)  # its map holds 0/1 floats
         ref.last_action = start["last_action"]
 
     def port_start(self, start: dict) -> EnvState:
-        game = BreakoutState(
-            **{name: jnp.int8(start[name]) for name in ("ball_x", "ball_y", "ball_dir", "pos", "last_x", "last_y")},
-            bricks=jnp.int32(start["bricks"]),
-            strike=jnp.bool_(start["strike"]),
-        )
         return EnvState(
-            game=game, last_action=jnp.int32(start["last_action"]), time=jnp.int32(0), terminated=jnp.bool_(False)
+            game=game_from_start(start),
+            last_action=jnp.int32(start["last_action"]),
+            time=jnp.int32(0),
+            terminated=jnp.bool_(False),
         )
 
 

@@ -3,7 +3,8 @@
 The shared harness (`tests/parity/harness.py`) plays the reference with a scripted RandomState, replays its
 logged draws through `Seaquest.transition` and compares, after every step, the observation, reward, terminal
 flag, last executed action and the game's whole internal state: this file's adapter gives the scalars and the
-five entity lists in the reference's order (the JAX slots are turned back into ordered lists), and asserts
+five entity lists in the reference's order (the JAX slots are turned back into ordered lists by the twin's
+converter, `SeaquestTwin.from_pure`, which also builds the crafted starts with `to_pure`), and asserts
 that the port's fixed buffers never overflow. Draws the reference did not make are filled with random values,
 so every comparison also proves the game ignores them, and the log proves when the reference draws.
 
@@ -14,7 +15,6 @@ difficulty, until enemies spawn every step with move interval 2, for thousands o
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 import jax
@@ -36,6 +36,7 @@ from maxatar.games.seaquest.rules import (
     Seaquest,
     SeaquestDraws,
 )
+from maxatar.games.seaquest.twin import SeaquestTwin, slot_flags, unpack_records
 from tests.parity import harness
 from tests.parity.harness import CHUNK, PROBS, SMALL_PROBS, from_list
 from tests.parity.scripted_random import UNIFORM32, ScriptedRandom, SeededSource, attach
@@ -61,73 +62,47 @@ NOOP, LEFT, UP, RIGHT, DOWN, FIRE = range(6)
 
 
 # --- JAX side -----------------------------------------------------------------------------------------------
+# The JAX state's storage (bit-sliced ring, packed records) is read and written only through the twin's
+# converters: `TWIN.from_pure` gives the ring slots, the live enemies in spawn order, the live enemy bullets and
+# the two friendly bullet and diver records; `TWIN.to_pure` packs them back.
 
 
 def make_params(p: float, ramping: bool) -> EnvParams:
     return EnvParams(sticky_action_prob=jnp.float32(p), difficulty_ramping=jnp.bool_(ramping), max_steps=jnp.int32(0))
 
 
-SLOTS = np.arange(NUM_ENEMY_SLOTS, dtype=np.uint64)
+TWIN = SeaquestTwin(ENV, make_params(0.0, True))  # for its converters only
 
 
-def _flags(mask, t: int) -> np.ndarray:
-    """The per-slot bits of a uint32 slot mask at step t."""
-    return ((np.uint64(mask[t]) >> SLOTS) & np.uint64(1)).astype(bool)
+def twin_rows(game) -> list:
+    """The twin game of every row of numpy JAX game states with a leading time axis."""
+    leaves, tree = jax.tree.flatten(game)
+    return [TWIN.from_pure(tree.unflatten([leaf[t] for leaf in leaves])) for t in range(len(leaves[0]))]
 
 
-def _field(planes, t: int, offset: int) -> list:
-    """The per-slot values of a bit-sliced field at step t."""
-    value = sum(((np.uint64(p[t]) >> SLOTS) & np.uint64(1)).astype(np.int64) << b for b, p in enumerate(planes))
-    return (value - offset).tolist()
-
-
-def _records(word, layout, width, alive_only=True) -> list:
-    """The records of a packed 2-record list, as dicts of ints."""
-    word = int(word)
-    records = [
-        {name: (word >> (k * width + offset)) & ((1 << bits) - 1) for name, (offset, bits) in layout.items()}
-        for k in range(2)
-    ]
-    return [r for r in records if r["alive"] or not alive_only]
-
-
-def _compacted(word, layout, width) -> bool:
-    first, second = _records(word, layout, width, alive_only=False)
-    return bool(first["alive"] or not second["alive"])
-
-
-def jax_lists(g, t: int) -> tuple:
-    """The reference's five lists (`LISTS` order) from numpy JAX states with a leading time axis, at step t."""
-    n = NUM_ENEMY_SLOTS
-    rank = (np.arange(n) - int(g.e_next[t])) % n
-    order = np.argsort(rank)  # spawn order, oldest first
-    alive, sub, lr = _flags(g.e_alive, t), _flags(g.e_sub, t), _flags(g.e_lr, t).astype(int).tolist()
-    ex, ey, em, es = _field(g.e_x, t, 1), _field(g.e_y, t, -1), _field(g.e_move, t, 0), _field(g.e_shot, t, 0)
-    fish = tuple((ex[i], ey[i], lr[i], em[i]) for i in order if alive[i] and not sub[i])
-    subs = tuple((ex[i], ey[i], lr[i], em[i], es[i]) for i in order if alive[i] and sub[i])
-    bx = _field(g.b_x, t, 2)
+def twin_lists(g) -> tuple:
+    """The reference's five lists (`LISTS` order) from a twin game (`TWIN.from_pure` of a JAX state)."""
+    fish = tuple((e.x, e.y, int(e.lr), e.move) for e in g.enemies if not e.sub)
+    subs = tuple((e.x, e.y, int(e.lr), e.move, e.shot) for e in g.enemies if e.sub)
     # older bullets first (their sub's shot timer counts 10 down from the shot), then the newer sub's first
-    fired = sorted(np.nonzero(_flags(g.b_alive, t))[0], key=lambda i: (es[i], -rank[i]))
-    bullets = tuple((bx[i], ey[i], lr[i]) for i in fired)
-    friendly = tuple((r["x"], r["y"], r["dir"]) for r in _records(g.f_bullets[t], BULLET_RECORD, BULLET_BITS))
-    divers = tuple(
-        (r["x"], r["y"], r["lr"], r["move"]) for r in _records(g.divers[t], DIVER_RECORD, DIVER_BITS_PER_RECORD)
-    )
+    fired = sorted(g.shots, key=lambda s: (s.shot, -((s.index - g.e_next) % NUM_ENEMY_SLOTS)))
+    bullets = tuple((s.bx, s.y, int(s.lr)) for s in fired)
+    friendly = tuple((x, y, int(right)) for alive, right, x, y in g.bullets if alive)
+    divers = tuple((x, y, int(lr), move) for alive, lr, x, y, move in g.divers if alive)
     return friendly, bullets, fish, subs, divers
+
+
+def _compacted(g) -> bool:
+    """The two-record lists are compacted: the first record is alive whenever the second is."""
+    return all(records[0][0] or not records[1][0] for records in (g.bullets, g.divers))
 
 
 # --- reference side -----------------------------------------------------------------------------------------
 
 
-def _planes(values, n_planes: int, offset: int) -> tuple:
-    """Bit-slice per-slot integers (value + offset) into uint32 planes."""
-    v = np.asarray(values, np.int64) + offset
-    assert (v >= 0).all() and (v < 2**n_planes).all()
-    return tuple(jnp.uint32(sum(int((x >> b) & 1) << i for i, x in enumerate(v))) for b in range(n_planes))
-
-
-def _mask(flags) -> jax.Array:
-    return jnp.uint32(sum(1 << i for i, f in enumerate(flags) if f))
+def as_tuples(items) -> tuple:
+    """A list of entities as the adapter compares them: a tuple of int tuples."""
+    return tuple(tuple(int(v) for v in item) for item in items)
 
 
 def state_from_start(start: dict | None) -> EnvState:
@@ -135,58 +110,37 @@ def state_from_start(start: dict | None) -> EnvState:
     bullet (its row, direction, and shot timer 10 - age for the list order), the next spawn after them."""
     game = ENV.init((), None)
     if start is not None:
-        n = NUM_ENEMY_SLOTS
-        e = {k: np.zeros(n, np.int64) for k in ("x", "y", "move", "shot", "bx")}
-        e["y"][:] = 1
-        e["bx"][:] = -2
-        e.update({k: np.zeros(n, bool) for k in ("alive", "sub", "lr", "b_alive")})
-        slot = 0
+        g = TWIN.from_pure(jax.device_get(game))  # the empty ring, every slot as an object
+        for name in SCALARS:
+            setattr(g, name, start[name])
+        for s in g.slots:
+            s.x = 0  # free slots hold x 0 (a spawn rewrites it)
+        slots = iter(g.slots)
         for kind, items in ((True, start["e_subs"]), (False, start["e_fish"])):
             for item in items:
-                e["alive"][slot], e["sub"][slot] = True, kind
-                e["x"][slot], e["y"][slot], e["lr"][slot], e["move"][slot] = item[:4]
-                e["shot"][slot] = item[4] if kind else 0
-                slot += 1
+                s = next(slots)
+                s.alive, s.sub = True, kind
+                s.x, s.y, s.lr, s.move = item[:4]
+                s.shot = item[4] if kind else 0
         bullets = start["e_bullets"]
         for j, (x, y, lr) in enumerate(bullets):
             # shot timers 10 - age, older first, and no lower than the steps the bullet has left to fly
             age = len(bullets) - 1 - j
             assert (10 - x if lr else x + 1) <= 10 - age, "crafted enemy bullet flies longer than its age allows"
-            e["y"][slot], e["lr"][slot], e["shot"][slot] = y, lr, 10 - age
-            e["b_alive"][slot], e["bx"][slot] = True, x
-            slot += 1
-        assert slot < n
+            s = next(slots)
+            s.y, s.lr, s.shot, s.firing, s.bx = y, lr, 10 - age, True, x
+        g.e_next = len(start["e_subs"]) + len(start["e_fish"]) + len(bullets)
+        assert g.e_next < NUM_ENEMY_SLOTS
 
-        def packed(items, names, layout, width):
-            word = 0
-            for k, item in enumerate(items):
-                record = dict(zip(names, item, strict=True), alive=1)
-                for name, (offset, bits) in layout.items():
-                    assert 0 <= int(record[name]) < 2**bits
-                    word |= int(record[name]) << (k * width + offset)
-            return jnp.int32(word)
+        def records(items, record, dead):
+            return [record(*item) for item in items] + [dead[:] for _ in range(2 - len(items))]
 
-        game = dataclasses.replace(
-            game,
-            e_alive=_mask(e["alive"]),
-            e_sub=_mask(e["sub"]),
-            e_lr=_mask(e["lr"]),
-            e_x=_planes(e["x"], 4, 1),
-            e_y=_planes(e["y"], 3, -1),
-            e_move=_planes(e["move"], 3, 0),
-            e_shot=_planes(e["shot"], 4, 0),
-            b_alive=_mask(e["b_alive"]),
-            b_x=_planes(e["bx"], 4, 2),
-            e_next=jnp.int8(slot),
-            f_bullets=packed(start["f_bullets"], ("x", "y", "dir"), BULLET_RECORD, BULLET_BITS),
-            divers=packed(start["divers"], ("x", "y", "lr", "move"), DIVER_RECORD, DIVER_BITS_PER_RECORD),
-            **{
-                name: jnp.asarray(start[name], dtype=getattr(game, name).dtype)
-                for name in SCALARS
-                if name not in ("sub_or", "surface")
-            },
-            sub_or=jnp.bool_(start["sub_or"]),
-            surface=jnp.bool_(start["surface"]),
+        g.bullets = records(start["f_bullets"], lambda x, y, d: [True, d, x, y], [False, False, 0, 0])
+        g.divers = records(start["divers"], lambda x, y, lr, m: [True, lr, x, y, m], [False, False, 0, 0, 0])
+        game = TWIN.to_pure(g)
+        # read back through the converter: every value fits its bits
+        assert twin_lists(TWIN.from_pure(game)) == tuple(as_tuples(start[name]) for name in LISTS), (
+            "crafted start does not fit the JAX state"
         )
     return EnvState(game=game, last_action=jnp.int32(0), time=jnp.int32(0), terminated=jnp.bool_(False))
 
@@ -201,31 +155,34 @@ class SeaquestParity(harness.GameAdapter):
     """The scalars and the five entity lists in the reference's order; the port's fixed buffers never overflow."""
 
     env = ENV
+    _rows: tuple | None = None  # (states, their twin games) of the last replay
 
     def port_start(self, start):
         return state_from_start(start)
 
     def snapshot(self, game) -> dict:
         scalars = {name: int(getattr(game, name)) for name in SCALARS}
-        return scalars | {name: tuple(tuple(int(v) for v in item) for item in getattr(game, name)) for name in LISTS}
+        return scalars | {name: as_tuples(getattr(game, name)) for name in LISTS}
 
     def port_fields(self, state: EnvState) -> dict:
         return {name: getattr(state.game, name) for name in SCALARS}
 
     def port_records(self, states: EnvState) -> dict:
         """The slots turned back into the reference's five ordered lists, row by row."""
-        rows = [jax_lists(states.game, t) for t in range(len(states.terminated))]
+        rows = [twin_lists(g) for g in self.twin_games(states)]
         return {name: harness.stack_rows([row[i] for row in rows]) for i, name in enumerate(LISTS)}
 
     def port_faults(self, states: EnvState) -> dict:
         """The fixed buffers never overflow, and the packed two-record lists stay compacted (first record alive
         whenever the second is)."""
-        game = states.game
-        compacted = [
-            _compacted(f, BULLET_RECORD, BULLET_BITS) and _compacted(d, DIVER_RECORD, DIVER_BITS_PER_RECORD)
-            for f, d in zip(game.f_bullets, game.divers, strict=True)
-        ]
-        return {"overflow": np.asarray(game.overflow), "compaction": ~np.array(compacted)}
+        compacted = [_compacted(g) for g in self.twin_games(states)]
+        return {"overflow": np.asarray(states.game.overflow), "compaction": ~np.array(compacted)}
+
+    def twin_games(self, states: EnvState) -> list:
+        """`twin_rows` of the states' games, kept for the last `states` (read by both hooks above)."""
+        if self._rows is None or self._rows[0] is not states:
+            self._rows = states, twin_rows(states.game)
+        return self._rows[1]
 
     def apply_start(self, ref, start: dict) -> None:
         """Put a crafted state into the reference game."""
@@ -706,6 +663,14 @@ def test_divers_picked_newest_first_when_only_one_fits():
 STRESS_CHUNKS = 40
 
 
+def _most_live(words, *records) -> int:
+    """The most live slots (of slot masks) or live records (of packed words, given their layout and width) in
+    one row, read with the twin's decoders (cheaper than a whole `from_pure` per row)."""
+    if not records:
+        return max(sum(slot_flags(w)) for w in words)
+    return max(sum(r[0] for r in unpack_records(w, *records)) for w in words)
+
+
 def stress(begin: dict, bob: bool, seed: int) -> dict:
     """JAX alone, STRESS_CHUNKS x CHUNK steps from `begin` (restarted there after a terminated chunk) with
     seeded draws, through the harness's compiled chunk scan: bobbing between rows 0 and 1 (DOWN, UP, ...; a quarter of
@@ -732,12 +697,11 @@ def stress(begin: dict, bob: bool, seed: int) -> dict:
         )
         state, (_, states, _, _, _) = harness.run_chunk(SEAQUEST, state, actions, draws, params)
         g = jax.device_get(states.game)
-        count = np.vectorize(lambda w: bin(int(w)).count("1"))
         seen["overflow"] |= bool(g.overflow.any())
-        seen["enemies"] = max(seen["enemies"], int(count(g.e_alive).max()))
-        seen["bullets"] = max(seen["bullets"], int(count(g.b_alive).max()))
-        seen["divers"] = max(seen["divers"], int(((g.divers & 1) + ((g.divers >> DIVER_BITS_PER_RECORD) & 1)).max()))
-        seen["friendly"] = max(seen["friendly"], int(((g.f_bullets & 1) + ((g.f_bullets >> BULLET_BITS) & 1)).max()))
+        seen["enemies"] = max(seen["enemies"], _most_live(g.e_alive))
+        seen["bullets"] = max(seen["bullets"], _most_live(g.b_alive))
+        seen["divers"] = max(seen["divers"], _most_live(g.divers, DIVER_RECORD, DIVER_BITS_PER_RECORD))
+        seen["friendly"] = max(seen["friendly"], _most_live(g.f_bullets, BULLET_RECORD, BULLET_BITS))
         seen["ramp"] = max(seen["ramp"], int(g.ramp_index.max()))
         if bool(states.terminated[-1]):
             state = state_from_start(begin)

@@ -104,7 +104,15 @@ def _pack(records, layout, width):
     return np.int32(word)
 
 
-def _unpack(word, layout, width):
+def slot_flags(mask) -> list[bool]:
+    """The per-slot flags of a uint32 slot mask (bit i is ring slot i): the inverse of `_mask`."""
+    mask = int(mask)
+    return [(mask >> i) & 1 == 1 for i in range(NUM_ENEMY_SLOTS)]
+
+
+def unpack_records(word, layout, width) -> list[list]:
+    """The two records of a packed word (`BULLET_RECORD` or `DIVER_RECORD` of `width` bits each), record 0 the
+    older, as the twin keeps them: [alive, direction, x, y(, move timer)]; the inverse of `_pack`."""
     word = int(word)
     records = []
     for k in range(2):
@@ -439,14 +447,14 @@ class SeaquestTwin(Twin):
             setattr(g, name, bool(getattr(state, name)) if name in ("sub_or", "surface") else int(getattr(state, name)))
         g.e_next, g.overflow = int(state.e_next), bool(state.overflow)
         fields = {
-            "alive": [(int(state.e_alive) >> i) & 1 == 1 for i in range(NUM_ENEMY_SLOTS)],
-            "sub": [(int(state.e_sub) >> i) & 1 == 1 for i in range(NUM_ENEMY_SLOTS)],
-            "lr": [(int(state.e_lr) >> i) & 1 == 1 for i in range(NUM_ENEMY_SLOTS)],
+            "alive": slot_flags(state.e_alive),
+            "sub": slot_flags(state.e_sub),
+            "lr": slot_flags(state.e_lr),
             "x": [v - 1 for v in _unplanes(state.e_x)],
             "y": [v + 1 for v in _unplanes(state.e_y)],
             "move": _unplanes(state.e_move),
             "shot": _unplanes(state.e_shot),
-            "firing": [(int(state.b_alive) >> i) & 1 == 1 for i in range(NUM_ENEMY_SLOTS)],
+            "firing": slot_flags(state.b_alive),
             "bx": [v - 2 for v in _unplanes(state.b_x)],
         }
         g.slots = [_Slot(i) for i in range(NUM_ENEMY_SLOTS)]
@@ -456,8 +464,8 @@ class SeaquestTwin(Twin):
         order = sorted(g.slots, key=lambda s: (s.index - g.e_next) % NUM_ENEMY_SLOTS)  # spawn order
         g.enemies = [s for s in order if s.alive]
         g.shots = [s for s in g.slots if s.firing]
-        g.bullets = _unpack(state.f_bullets, BULLET_RECORD, BULLET_BITS)
-        g.divers = _unpack(state.divers, DIVER_RECORD, DIVER_BITS_PER_RECORD)
+        g.bullets = unpack_records(state.f_bullets, BULLET_RECORD, BULLET_BITS)
+        g.divers = unpack_records(state.divers, DIVER_RECORD, DIVER_BITS_PER_RECORD)
         return g
 
     def at_difficulty(self, g, level):
