@@ -8,7 +8,8 @@ An environment object holds only static configuration and is hashable, so it can
 * `Draws`      the random variates one step consumes, so `transition` is deterministic.
 
 A game implements a handful of hooks (`init`, `game_step`, `game_observation`, and the draw maps) and
-inherits `reset`, `step`, `sample_draws`, `transition`, sticky actions, the time limit and auto-reset. It also
+inherits `reset`, `step`, `sample_draws` and `transition`; the episode rules around its step (sticky actions, the
+frozen terminal state, the time limit, auto-reset) are `maxatar.episode`'s. It also
 declares what the spaces and the renderers read (observation bounds, channel names and colours, keys) as plain
 data next to its rules, so no other layer keeps a table keyed by game name. See docs/architecture.md.
 """
@@ -24,7 +25,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.prng import float32_ceiling, uniform
+from maxatar.checks import (  # the input checks live in maxatar.checks; re-exported here for older imports
+    check_action,
+    check_key,
+    check_params_entry,
+    check_traced_action,
+)
+from maxatar.checks import check_difficulty as check_difficulty
+from maxatar.checks import check_params as check_params
+from maxatar.prng import uniform
 
 
 def pytree_dataclass(cls):
@@ -50,6 +59,15 @@ class EnvParams:
     difficulty_ramping: Any = True
     max_steps: Any = 0
     difficulty: Any = 0
+
+    # The kind of each field, which `maxatar.checks` checks it by ("probability", "flag", "count", "level"); a
+    # game's params subclass adds its own fields' kinds.
+    kinds: ClassVar[dict[str, str]] = {
+        "sticky_action_prob": "probability",
+        "difficulty_ramping": "flag",
+        "max_steps": "count",
+        "difficulty": "level",
+    }
 
     def replace(self, **changes) -> EnvParams:
         """A copy with `changes` applied (the dataclass is frozen, so params are values, safe to share)."""
@@ -106,41 +124,6 @@ def tree_select(pred, on_true, on_false):
     return jax.tree.map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)
 
 
-def check_params(params: EnvParams) -> EnvParams:
-    """Validate concrete params at the boundary (traced params pass through untouched), and store the sticky
-    probability as its float32 ceiling (see `float32_ceiling`)."""
-    checks = [
-        ("sticky_action_prob", lambda v: 0.0 <= v <= 1.0, "a probability in [0, 1]"),
-        ("max_steps", lambda v: v >= 0 and float(v).is_integer(), "a non-negative integer (0 = no limit)"),
-    ]
-    for name, ok, expected in checks:
-        value = getattr(params, name)
-        if isinstance(value, jax.core.Tracer):
-            continue
-        array = np.asarray(value)
-        if array.size and not all(ok(float(v)) for v in array.ravel()):
-            raise ValueError(f"{name} must be {expected}, got {value!r}")
-    p = params.sticky_action_prob
-    if not isinstance(p, jax.core.Tracer):
-        ceiling = float32_ceiling(p)
-        params = params.replace(sticky_action_prob=float(ceiling) if ceiling.ndim == 0 else jnp.asarray(ceiling))
-    return params
-
-
-def check_difficulty(env: Environment, level) -> None:
-    """A concrete difficulty (a scalar or one per environment) must be integer levels of `env`'s ramp, else a
-    clear error; a traced one passes (it is clipped into range inside the reset)."""
-    if isinstance(level, jax.core.Tracer) or (type(level) is int and 0 <= level <= env.max_difficulty):
-        return  # traced, or the common valid case without numpy
-    array = np.asarray(level)
-    if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
-        raise TypeError(f"difficulty must be an integer level, got {level!r}")
-    if env.max_difficulty == 0 and np.any(array != 0):
-        raise ValueError(f"{env.name} has no difficulty ramp: difficulty must be 0, got {level!r}")
-    if np.any((array < 0) | (array > env.max_difficulty)):
-        raise ValueError(f"{env.name}'s difficulty levels are 0..{env.max_difficulty}, got {level!r}")
-
-
 class Tabular(NamedTuple):
     """An environment seen as a table: `num_states` states, the index of a game state and of an observation
     (the evaluation policy sees only observations), and the game state of an index (to fill the tables)."""
@@ -185,6 +168,11 @@ class Environment:
                            `draw` hook paints; None (grid games: `maxatar.pixels` draws the observation's planes)
       keymap               key names (pygame's) -> game action, for playing by hand; MinAtar's by default
       idle_action          the game action when no key is pressed; None repeats the previous one
+      state_ranges         name -> the values a game state value reaches in the game's episodes: a `range` of
+                           integers or a (low, high) pair of finite reals, inclusive; the names are those of
+                           `state_values` (the game state's fields by default). A chosen start state
+                           (`reset(options={"state": ...})`) outside them is refused (`maxatar.checks`), so
+                           neither the JAX step nor a twin ever sees such a value. Every value but bools needs one.
     """
 
     name: ClassVar[str] = "environment"
@@ -209,6 +197,7 @@ class Environment:
     canvas_cells: ClassVar[tuple[int, int] | None] = None
     keymap: ClassVar[dict[str, int]] = MINATAR_KEYMAP
     idle_action: ClassVar[int | None] = 0
+    state_ranges: ClassVar[dict[str, range | tuple[float, float]]] = {}
 
     def __init__(self, minimal_actions: bool = False):
         full = tuple(range(self.num_game_actions))
@@ -291,6 +280,17 @@ class Environment:
         """The environment as a table of states, for tabular agents; a ValueError where it has none."""
         raise ValueError(f"{self.name} has no small discrete state for a tabular agent; use maxatar/Doors-v0")
 
+    def state_values(self, game: Any) -> dict[str, Any]:
+        """The values of a game state (numpy leaves, maybe with leading batch axes) that `state_ranges` bounds, by
+        name: the state's fields, by default. A game whose fields pack several values (bit planes, packed
+        records) unpacks them here, so that each is checked against its own range."""
+        return {f.name: getattr(game, f.name) for f in dataclasses.fields(game)}
+
+    def state_rules(self, state: EnvState) -> list[str]:
+        """What no episode reaches although every value is in its range, for a full state with numpy leaves (maybe
+        batched): one message per broken rule, none by default."""
+        return []
+
     def draw(self, game: Any, scale: int) -> jax.Array:
         """A game with `canvas_cells`: its uint8 RGB picture, `canvas_cells` times `scale` pixels (jittable)."""
         raise NotImplementedError(f"{self.name} is drawn from its observation grid")
@@ -322,6 +322,8 @@ class Environment:
 
     def reset(self, key: jax.Array, params: EnvParams | None = None) -> tuple[jax.Array, EnvState]:
         """(observation, state) of a fresh episode; the sticky action starts at 0 (see `keep_last_action`)."""
+        check_key(key)
+        check_params_entry(self, params)  # params built by hand (outside jit: traced ones pass)
         params = self.default_params() if params is None else params
         return self.reset_from_draws(self.sample_reset_draws(key, params), params)
 
@@ -342,32 +344,17 @@ class Environment:
         bounds. Outside `jit` it raises. A terminated state stays frozen (reward 0), as in MinAtar, but
         the sticky draw is still consumed and the step counter still advances.
         """
-        next_state, reward, terminated, truncated, info = self._advance(state, action, draws, params, freeze=True)
-        return self.observation(next_state), next_state, reward, terminated, truncated, info
+        from maxatar.episode import advance  # the episode rules (maxatar.episode imports this module)
 
-    def _advance(self, state: EnvState, action, draws: Draws, params: EnvParams | None, freeze: bool):
-        """`transition` without the observation. `freeze=False` skips keeping a terminated state's game: only
-        for callers that replace such a state anyway (`AutoReset`, `make_vec`'s next-step mode)."""
+        check_params_entry(self, params)
         params = self.default_params() if params is None else params
-        action = self._check_action(action)
-        invalid = (action < 0) | (action >= self.num_actions)
-        table = jnp.asarray(self.action_set, dtype=jnp.int32)
-        chosen = table[jnp.clip(action, 0, self.num_actions - 1)]
-        repeat = draws.sticky < params.sticky_action_prob
-        executed = jnp.where(repeat, state.last_action, chosen).astype(jnp.int32)
-
-        game, reward, terminal = self.game_step(state.game, executed, draws.game, params)
-        if freeze:
-            game = tree_select(state.terminated, state.game, game)
-        reward = jnp.where(state.terminated, 0.0, reward).astype(jnp.float32)
-        terminated = state.terminated | terminal
-        time = state.time + 1
-        truncated = (params.max_steps > 0) & (time >= params.max_steps)
-        next_state = EnvState(game=game, last_action=executed, time=time, terminated=terminated)
-        return next_state, reward, terminated, truncated, {"invalid_action": invalid}
+        next_state, reward, terminated, truncated, info = advance(self, state, action, draws, params)
+        return self.observation(next_state), next_state, reward, terminated, truncated, info
 
     def step(self, key: jax.Array, state: EnvState, action, params: EnvParams | None = None):
         """`transition` after `sample_draws`. Does not reset: see `AutoReset`."""
+        check_key(key)
+        check_params_entry(self, params)
         params = self.default_params() if params is None else params
         action = self._check_action(action)  # before any work, so bad input fails fast
         return self.transition(state, action, self.sample_draws(key, state, params), params)
@@ -377,29 +364,11 @@ class Environment:
         return self.game_observation(state.game)
 
     def _check_action(self, action) -> jax.Array:
-        """`action` as int32; a concrete one must be an in-range integer scalar, a traced one an integer scalar."""
+        """`action` as int32; a concrete one must be an in-range integer scalar, a traced one an integer scalar
+        (`maxatar.checks.check_action`, `check_traced_action`)."""
         if isinstance(action, jax.core.Tracer):
-            if not jnp.issubdtype(action.dtype, jnp.integer) or action.shape != ():
-                raise TypeError(f"action must be an integer scalar, got {action.dtype}{list(action.shape)}")
-            return action.astype(jnp.int32)
+            return check_traced_action(action)
         return jnp.int32(check_action(action, self.num_actions))
-
-
-def check_action(action, num_actions: int) -> int:
-    """A concrete action as a Python int, or a clear error: every front end validates actions this one way
-    (on the host, without a device call: the Python backend steps in microseconds)."""
-    if type(action) is int:  # the common cases skip numpy's dtype checks
-        pass
-    elif isinstance(action, np.integer):  # what `Discrete.sample()` returns
-        action = int(action)
-    else:
-        array = np.asarray(action)
-        if array.shape != () or not np.issubdtype(array.dtype, np.integer):
-            raise TypeError(f"action must be an integer scalar, got {array.dtype}{list(array.shape)}: {action!r}")
-        action = int(array)
-    if not 0 <= action < num_actions:
-        raise ValueError(f"action {action} is outside the action space Discrete({num_actions})")
-    return action
 
 
 def observation_bounds(env: Environment) -> tuple:
@@ -414,56 +383,10 @@ def observation_bounds(env: Environment) -> tuple:
     return -high, high, np.dtype(np.float32)
 
 
-class AutoReset:
-    """Wraps an environment so that `step` resets finished episodes in the same step (gymnax/PureJaxRL style).
+def __getattr__(name):
+    """`AutoReset` lives with the other episode rules in `maxatar.episode`; `maxatar.core.AutoReset` still works."""
+    if name == "AutoReset":
+        from maxatar.episode import AutoReset
 
-    On a step that terminates or truncates, the returned observation and state are those of a fresh episode,
-    while reward, terminated and truncated describe the finished step. With `final_obs=True`,
-    `info["final_obs"]` holds the last observation of the finished episode. The sticky action carries over
-    (`keep_last_action`). One uniform vector per step covers both the step's and the reset's variates.
-    """
-
-    def __init__(self, env: Environment, final_obs: bool = False):
-        self.env = env
-        self.final_obs = final_obs
-
-    def __getattr__(self, name):
-        """Everything else is the wrapped environment's (spaces, params, hooks)."""
-        return getattr(self.env, name)
-
-    def __eq__(self, other):
-        return isinstance(other, AutoReset) and (self.env, self.final_obs) == (other.env, other.final_obs)
-
-    def __hash__(self):
-        return hash((AutoReset, self.env, self.final_obs))
-
-    @property
-    def num_uniforms(self) -> int:
-        """Uniforms one auto-resetting step consumes (`Environment.num_auto_reset_uniforms`)."""
-        return self.env.num_auto_reset_uniforms
-
-    def reset(self, key, params=None):
-        """The wrapped environment's reset (the wrapper changes only `step`)."""
-        return self.env.reset(key, params)
-
-    def step(self, key, state, action, params=None):
-        """One step that starts a fresh episode where this one ends, from one draw of `num_uniforms`."""
-        params = self.env.default_params() if params is None else params
-        return self.step_from_uniforms(uniform(key, (self.num_uniforms,)), state, action, params)
-
-    def step_from_uniforms(self, uniforms, state, action, params):
-        """`step` from given uniforms (lets a batched caller draw everything in one call)."""
-        env = self.env
-        draws = env.draws_from_uniforms(uniforms[: env.num_draws], state, params)
-        # A terminated input state stays terminated, so it is replaced by the reset state below whether or not
-        # its game was frozen; freezing only matters for `final_obs`. Skipping the freeze's select saves XLA
-        # from copying the game step into a select per field, which makes the program smaller and quicker to
-        # compile at no cost to the step.
-        state, reward, terminated, truncated, info = env._advance(state, action, draws, params, freeze=self.final_obs)
-        _, reset_state = env.reset_from_uniforms(uniforms[env.num_draws :], params)
-        reset_state = keep_last_action(reset_state, state)
-        # Select the state first, then build one observation (unused observations are compiled away).
-        next_state = tree_select(terminated | truncated, reset_state, state)
-        if self.final_obs:
-            info = {**info, "final_obs": env.observation(state)}
-        return env.observation(next_state), next_state, reward, terminated, truncated, info
+        return AutoReset
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,21 +25,29 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from jax.sharding import Mesh
 
+from maxatar.checks import (
+    actions_outside,
+    check_action,
+    check_actions,
+    check_num_envs,
+    check_scalar_params,
+    check_seed,
+)
 from maxatar.core import (
     Environment,
     EnvParams,
     EnvState,
-    check_action,
     keep_last_action,
     observation_bounds,
     pytree_dataclass,
     tree_select,
 )
+from maxatar.episode import TwinEnv, autoreset
 from maxatar.registry import make, registered_ids
 from maxatar.reset_options import DIFFICULTY, RESET_MASK, STATE, check_level, check_state, parse
 from maxatar.sharding import batch_sharding, check_divisible, make_mesh, replicated, to_numpy
-from maxatar.tape import Tape, tape_row
-from maxatar.twin import Twin, TwinEnv, load_twin
+from maxatar.tape import Tape, seed_key, tape_row
+from maxatar.twin import Twin, load_twin
 
 OUTPUTS = ("numpy", "jax")
 BACKENDS = ("auto", "python", "jax")
@@ -148,10 +156,10 @@ def _check_render_mode(render_mode, metadata) -> None:
         raise ValueError(f"render_mode must be None or one of {metadata['render_modes']}, got {render_mode!r}")
 
 
-def _check_seed(seed) -> None:
-    """A clear error for a seed that Gymnasium or JAX would refuse, before the reset changes anything."""
-    if seed is not None and (not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**63):
-        raise ValueError(f"seed must be a non-negative integer below 2**63 (JAX's limit) or None, got {seed!r}")
+def _check_seed(seed) -> int | None:
+    """The seed as a Python int (Gymnasium takes no numpy integer), or a clear error before the reset changes
+    anything: 0 .. 2**63 - 1 or None (`maxatar.checks.check_seed`)."""
+    return check_seed(seed)
 
 
 def _tape_seed(seed, np_random: np.random.Generator) -> int:
@@ -188,6 +196,7 @@ class MaxAtarEnv(gymnasium.Env):
         self.render_mode = render_mode
         self.output = _check_output(output)
         env, params = make(env_id, **kwargs)
+        params = check_scalar_params(params, env)  # one environment: batched params are refused
         self.func_env = MaxAtarFuncEnv(env, params)
         self.observation_space = self.func_env.observation_space
         self.action_space = self.func_env.action_space
@@ -214,7 +223,7 @@ class MaxAtarEnv(gymnasium.Env):
         to start from) or `difficulty` (the ramp level to start at); either consumes the reset's tape row as a
         plain reset does, so the steps that follow draw the same variates."""
         env = self.func_env.env
-        _check_seed(seed)
+        seed = _check_seed(seed)
         options = parse(options, (STATE, DIFFICULTY))
         start = None if options.get(STATE) is None else check_state(env, options[STATE])
         level = None if options.get(DIFFICULTY) is None else check_level(env, options[DIFFICULTY])
@@ -336,20 +345,10 @@ def _pick_twin(
     return twin
 
 
-def _check_actions(actions, num_envs: int, n: int):
-    """Validate a batch of actions. JAX arrays are checked for shape and dtype without a device sync;
-    out-of-range values in them are clipped inside the step (see `Environment.transition`)."""
-    if isinstance(actions, jax.Array):
-        if actions.shape != (num_envs,) or not jnp.issubdtype(actions.dtype, jnp.integer):
-            raise TypeError(f"actions must be integers of shape ({num_envs},), got {actions.dtype}{actions.shape}")
-        return actions
-    array = np.asarray(actions)
-    if array.shape != (num_envs,) or not np.issubdtype(array.dtype, np.integer):
-        raise TypeError(f"actions must be integers of shape ({num_envs},), got {array.dtype}{array.shape}")
-    if array.size and (array.min() < 0 or array.max() >= n):
-        bad = array[(array < 0) | (array >= n)]
-        raise ValueError(f"actions {bad.tolist()} are outside the action space Discrete({n})")
-    return array.astype(np.int32)
+def _check_actions(actions, num_envs: int, n: int, read_device: bool = True):
+    """Validate a batch of actions, whatever the backend and array type (`maxatar.checks.check_actions`); with
+    `read_device=False` a JAX array's values are left to the jitted step (`MaxAtarVectorEnv._step_device`)."""
+    return check_actions(actions, num_envs, n, read_device)
 
 
 class MaxAtarVectorEnv(VectorEnv):
@@ -388,8 +387,7 @@ class MaxAtarVectorEnv(VectorEnv):
         backend: str = "auto",
         **kwargs,
     ):
-        if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        num_envs = check_num_envs(num_envs)
         self.mesh = None if devices is None else make_mesh(devices)
         if self.mesh is not None:
             check_divisible(int(num_envs), self.mesh, "num_envs")
@@ -402,6 +400,7 @@ class MaxAtarVectorEnv(VectorEnv):
         self.render_mode = render_mode
         self.metadata = {**self.metadata, "autoreset_mode": autoreset_mode}
         self.env, self.params = make(env_id, **kwargs)
+        self.params = check_scalar_params(self.params, self.env)  # one set for all: batched params are refused
         self.single_observation_space = observation_space(self.env)
         self.single_action_space = spaces.Discrete(self.env.num_actions)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
@@ -441,7 +440,7 @@ class MaxAtarVectorEnv(VectorEnv):
         which keep their sticky action as in MinAtar. `state` (one `EnvState` for all, or a batch with one per
         sub-environment) and `difficulty` (one level, or one per sub-environment) apply to the sub-environments
         being reset, for this reset only (`maxatar.make(..., difficulty=k)` sets the level of every episode)."""
-        _check_seed(seed)
+        seed = _check_seed(seed)
         options = parse(options, (RESET_MASK, STATE, DIFFICULTY))
         mask = options.get(RESET_MASK)
         start = None if options.get(STATE) is None else check_state(self.env, options[STATE], self.num_envs)
@@ -456,10 +455,12 @@ class MaxAtarVectorEnv(VectorEnv):
         if seed is not None or self._tape is None:
             key = _tape_seed(seed, self.np_random)
             if self.mesh is not None:
-                key = jax.device_put(jax.random.key(key), replicated(self.mesh))
+                key = jax.device_put(seed_key(key), replicated(self.mesh))
             self._tape = Tape(key, self._spec.row_shape)
         if self._twins is not None:
-            return self._reset_python(mask, levels, start), {}
+            obs = self._reset_python(mask, levels, start)
+            self._pending = self._pending | self._loaded_ended(start, mask)
+            return obs, {}
         state, pending = (self._state, self._pending) if mask is not None else (None, None)
         self._state, self._pending, obs = _vector_reset(
             self._spec,
@@ -474,7 +475,18 @@ class MaxAtarVectorEnv(VectorEnv):
         if start is not None:
             chosen = np.ones(self.num_envs, bool) if mask is None else mask
             self._state, obs = _vector_load(self._spec, self._state, self._batch(start), self._batch(chosen))
+            self._pending = self._pending | self._batch(self._loaded_ended(start, mask))
         return self._out(obs), {}
+
+    def _loaded_ended(self, start, mask) -> np.ndarray:
+        """The sub-environments given a chosen state whose episode has ended: in the next-step and disabled modes
+        they count as finished (the next step resets them; disabled: reset them first), as after a step that
+        ends an episode, so that no backend steps an ended game (SAME_STEP freezes and resets it within the
+        step)."""
+        if start is None or self.autoreset_mode == AutoresetMode.SAME_STEP:
+            return np.zeros(self.num_envs, bool)
+        ended = np.asarray(jax.device_get(start.terminated), bool)
+        return ended if mask is None else ended & mask
 
     def step(self, actions):
         """Gymnasium's vector step, auto-reset as `autoreset_mode` says: `(obs, reward, terminated, truncated,
@@ -489,7 +501,9 @@ class MaxAtarVectorEnv(VectorEnv):
         if self._twins is not None:  # the twins index the action set: validate every value on the host
             actions = _check_actions(np.asarray(actions), self.num_envs, self.single_action_space.n)
             return self._step_python(actions.tolist())
-        actions = _check_actions(actions, self.num_envs, self.single_action_space.n)
+        actions = _check_actions(actions, self.num_envs, self.single_action_space.n, read_device=False)
+        if isinstance(actions, jax.Array):  # its values are checked inside the step
+            return self._step_device(actions)
         self._state, self._pending, results, info = _vector_step(
             self._spec,
             self._tape.key,
@@ -500,6 +514,33 @@ class MaxAtarVectorEnv(VectorEnv):
             self._params(),
         )
         (obs, reward, terminated, truncated), info = self._out((results, info))  # one gather for everything
+        return obs, reward, terminated, truncated, info
+
+    def _step_device(self, actions: jax.Array):
+        """The JAX backend's step with a JAX array of actions, whose values the jitted step checks (reading them on
+        the host first would wait for the device on every step, for actions a policy computes there): with numpy
+        output the flags come back in the one gather of the results, and an out-of-range action raises before
+        the step is committed (state and tape as they were), as on the Python backend; with JAX output nothing
+        waits for the device, so such an action is clipped and flagged in `info["invalid_action"]`, as under
+        `jit` (`Environment.transition`)."""
+        position = self._tape.position
+        state, pending, results, info, invalid = _vector_step_flagged(
+            self._spec,
+            self._tape.key,
+            self._tape.next_call(),
+            self._state,
+            self._pending,
+            self._batch(actions),
+            self._params(),
+        )
+        if self.output == "jax":
+            self._state, self._pending = state, pending
+            return *results, {**info, "invalid_action": invalid}
+        (obs, reward, terminated, truncated), info, invalid = self._out((results, info, invalid))
+        if invalid.any():
+            self._tape.position = position
+            raise actions_outside(np.asarray(actions), self.single_action_space.n)
+        self._state, self._pending = state, pending
         return obs, reward, terminated, truncated, info
 
     # --- the Python backend: the same autoreset rules as `_vector_reset` and `_vector_step`, one twin at a time
@@ -525,26 +566,16 @@ class MaxAtarVectorEnv(VectorEnv):
         rows = self._tape.next_row()
         n = self.num_envs
         reward, terminated, truncated = np.zeros(n, np.float32), np.zeros(n, bool), np.zeros(n, bool)
-        pending = self._pending
-        same_step = self.autoreset_mode == AutoresetMode.SAME_STEP
-        final = np.zeros(n, bool)
-        final_obs = [None] * n if same_step else None
+        pending, final_obs = np.zeros(n, bool), [None] * n
         for i, (twin, row, action) in enumerate(zip(self._twins, rows, actions, strict=True)):
-            if self.autoreset_mode == AutoresetMode.NEXT_STEP and pending[i]:
-                self._obs[i] = twin.reset(row)  # the action is ignored; reward 0, flags False
-                continue
-            obs, reward[i], terminated[i], truncated[i] = twin.step(action, row)
-            if same_step:
-                final_obs[i] = obs
-                if terminated[i] or truncated[i]:
-                    final[i] = True
-                    obs = twin.reset(row)
-            self._obs[i] = obs
-        if self.autoreset_mode != AutoresetMode.SAME_STEP:
-            self._pending = terminated | truncated
+            pending[i], self._obs[i], reward[i], terminated[i], truncated[i], final_obs[i] = twin.autoreset_step(
+                self.autoreset_mode, self._pending[i], action, row
+            )
+        self._pending = pending
         info = {}
-        if same_step:
-            info = {"final_obs": np.stack(final_obs), "_final_obs": final, "final_info": {}, "_final_info": final}
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            done = terminated | truncated
+            info = {"final_obs": np.stack(final_obs), "_final_obs": done, "final_info": {}, "_final_info": done}
         return np.stack(self._obs), reward, terminated, truncated, info
 
     def _out(self, tree):
@@ -618,35 +649,27 @@ def _vector_load(spec: _VectorSpec, state, start, chosen):
 
 @partial(jax.jit, static_argnums=0)
 def _vector_step(spec: _VectorSpec, key, call, state, pending, actions, params):
-    """The whole vector step, auto-reset included, as one call, from tape row `call`."""
-    env, num_draws = spec.env, spec.env.num_draws
+    """The whole vector step, auto-reset included (`maxatar.episode.autoreset`), as one call, from tape row `call`."""
     uniforms = _split(spec, tape_row(key, call, spec.row_shape))
-    draws = jax.vmap(env.draws_from_uniforms, in_axes=(0, 0, None))(uniforms[:, :num_draws], state, params)
-    # NEXT_STEP replaces a finished state (it is pending) before using it, so it skips the freeze's select (as
-    # AutoReset does); the other modes hand the stepped state or its observation to the user.
-    advance = jax.vmap(partial(env._advance, freeze=spec.autoreset_mode != AutoresetMode.NEXT_STEP), (0, 0, 0, None))
-    stepped, reward, terminated, truncated, _ = advance(state, actions, draws, params)
-    obs = jax.vmap(env.observation)(stepped)  # compiled away where unused (NEXT_STEP)
-    if spec.autoreset_mode == AutoresetMode.DISABLED:
-        return _split(spec, (stepped, terminated | truncated, (obs, reward, terminated, truncated), {}))
-
-    fresh = jax.vmap(env.reset_from_uniforms, in_axes=(0, None))(uniforms[:, num_draws:], params)[1]
-    observe = jax.vmap(env.observation)  # once, on the selected state; unused observations compile away
-    if spec.autoreset_mode == AutoresetMode.SAME_STEP:
+    same_step = spec.autoreset_mode == AutoresetMode.SAME_STEP
+    step = partial(autoreset, spec.env, spec.autoreset_mode, final_obs=same_step)
+    state, pending, obs, reward, terminated, truncated, step_info = jax.vmap(step, (0, 0, 0, 0, None))(
+        state, pending, actions, uniforms, params
+    )
+    info = {}
+    if same_step:
         done = terminated | truncated
-        fresh = keep_last_action(fresh, stepped)
-        next_state = _select(done, fresh, stepped)
-        info = {"final_obs": obs, "_final_obs": done, "final_info": {}, "_final_info": done}
-        results = (observe(next_state), reward, terminated, truncated)
-        return _split(spec, (next_state, pending, results, info))
+        info = {"final_obs": step_info["final_obs"], "_final_obs": done, "final_info": {}, "_final_info": done}
+    return _split(spec, (state, pending, (obs, reward, terminated, truncated), info))
 
-    # NEXT_STEP: a sub-environment whose episode ended on the previous step resets now, ignoring its action.
-    fresh = keep_last_action(fresh, state)
-    next_state = _select(pending, fresh, stepped)
-    reward = jnp.where(pending, 0.0, reward)
-    terminated, truncated = terminated & ~pending, truncated & ~pending
-    results = (observe(next_state), reward, terminated, truncated)
-    return _split(spec, (next_state, terminated | truncated, results, {}))
+
+@partial(jax.jit, static_argnums=0)
+def _vector_step_flagged(spec: _VectorSpec, key, call, state, pending, actions, params):
+    """`_vector_step` and each sub-environment's invalid-action flag (`MaxAtarVectorEnv._step_device`), in the
+    same call."""
+    state, pending, results, info = _vector_step(spec, key, call, state, pending, actions, params)
+    invalid = (actions < 0) | (actions >= spec.env.num_actions)
+    return state, pending, results, info, _split(spec, invalid)
 
 
 def _parse_autoreset_mode(mode) -> AutoresetMode:

@@ -33,7 +33,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import AutoReset, Environment, EnvParams, EnvState, observation_bounds
+from maxatar.checks import check_key, check_params_entry, check_scalar_params
+from maxatar.core import Environment, EnvParams, EnvState, observation_bounds
+from maxatar.episode import AutoReset
 from maxatar.prng import uniform, uniform_to_int
 from maxatar.registry import SPECS, canonical_name, env_class, registered_ids
 from maxatar.registry import make as maxatar_make
@@ -226,8 +228,15 @@ class GymnaxEnv:
         if not isinstance(action, jax.core.Tracer):
             self.env._check_action(action)
 
+    def _check_inputs(self, key, params) -> None:
+        """The key and params checked before the jitted call (`maxatar.checks`), where they are still concrete:
+        inside it the pure environment sees only tracers."""
+        check_key(key)
+        check_params_entry(self.env, params)
+
     def reset(self, key: jax.Array, params: EnvParams | None = None) -> tuple[jax.Array, EnvState]:
         """gymnax's `reset(key, params) -> (obs, state)`: start an episode (MaxAtar's `reset`)."""
+        self._check_inputs(key, params)
         return self._reset(key, params)
 
     def step(self, key: jax.Array, state: EnvState, action, params: EnvParams | None = None):
@@ -239,16 +248,19 @@ class GymnaxEnv:
         sticky action carries over the reset as in MinAtar. `done = terminated | truncated`;
         `info["discount"]` is gymnax's `1 - done`, and `info["terminated"]`/`info["truncated"]` tell a real
         end (bootstrap with 0) from a time limit (bootstrap with the value)."""
+        self._check_inputs(key, params)
         self._check_action(action)
         return self._step(key, state, action, params, auto_reset=True)
 
     def reset_env(self, key: jax.Array, params: EnvParams | None = None) -> tuple[jax.Array, EnvState]:
         """gymnax's environment-specific reset; the same as `reset` (gymnax code calls either)."""
+        self._check_inputs(key, params)
         return self._reset(key, params)
 
     def step_env(self, key: jax.Array, state: EnvState, action, params: EnvParams | None = None):
         """gymnax's step without the auto-reset, for code that manages episodes itself (evaluation loops,
         the last observation of an episode): a terminated state stays frozen with reward 0, as in MinAtar."""
+        self._check_inputs(key, params)
         self._check_action(action)
         return self._step(key, state, action, params, auto_reset=False)
 
@@ -316,8 +328,9 @@ def make(env_id: str, **env_kwargs) -> tuple[GymnaxEnv, EnvParams]:
     kwargs = dict(env_kwargs)
     if "use_minimal_action_set" in kwargs:
         minimal = kwargs.pop("use_minimal_action_set")
-        if not isinstance(minimal, bool):
+        if not isinstance(minimal, (bool, np.bool_)):
             raise TypeError(f"use_minimal_action_set must be True or False, got {minimal!r}")
+        minimal = bool(minimal)
         if "full_action_space" in kwargs:
             raise TypeError("give use_minimal_action_set or full_action_space, not both")
         kwargs["full_action_space"] = not minimal
@@ -333,4 +346,5 @@ def make(env_id: str, **env_kwargs) -> tuple[GymnaxEnv, EnvParams]:
     else:
         raise ValueError(f"unknown environment id {env_id!r}; known ids: {', '.join(registered_envs())}")
     env, params = maxatar_make(maxatar_id, **kwargs)
+    params = check_scalar_params(params, env)  # the facade's defaults are one environment's (vmap the calls)
     return GymnaxEnv(env, params, name), params

@@ -288,6 +288,13 @@ class PixelObservation(Environment):
     draw_order = property(lambda self: self.env.draw_order)
     keymap = property(lambda self: self.env.keymap)
     idle_action = property(lambda self: self.env.idle_action)
+    state_ranges = property(lambda self: self.env.state_ranges)
+
+    def state_values(self, game):
+        return self.env.state_values(game)
+
+    def state_rules(self, state):
+        return self.env.state_rules(state)
 
     def default_params(self) -> EnvParams:
         return self.env.default_params()

@@ -6,7 +6,10 @@ import dataclasses
 import importlib
 from typing import NamedTuple
 
-from maxatar.core import Environment, EnvParams, check_difficulty, check_params
+import numpy as np
+
+from maxatar.checks import check_env_id, check_params
+from maxatar.core import Environment, EnvParams
 from maxatar.pixels import with_obs_type
 from maxatar.settings import setting_kwargs
 
@@ -47,10 +50,9 @@ def registered_ids() -> list[str]:
 
 
 def canonical_name(env_id: str) -> str:
-    """`maxatar:maxatar/Breakout-v0`, `maxatar/Breakout-v0` and `Breakout-v0` all name `Breakout-v0`."""
-    if not isinstance(env_id, str):
-        raise TypeError(f"env_id must be a string, got {env_id!r}")
-    return env_id.split(":")[-1].removeprefix(NAMESPACE + "/")
+    """`maxatar:maxatar/Breakout-v0`, `maxatar/Breakout-v0` and `Breakout-v0` all name `Breakout-v0`; any other
+    module prefix is refused (`maxatar.checks.check_env_id`)."""
+    return check_env_id(env_id)
 
 
 def _spec(env_id: str) -> Spec:
@@ -85,8 +87,9 @@ def make(env_id: str, setting: str = "minatar", **overrides) -> tuple[Environmen
     ctor_kwargs = dict(spec.kwargs)
     if "full_action_space" in overrides:
         full = overrides.pop("full_action_space")
-        if not isinstance(full, bool):
+        if not isinstance(full, (bool, np.bool_)):
             raise TypeError(f"full_action_space must be True or False, got {full!r}")
+        full = bool(full)
         if cls.minimal_action_set is None and not full:
             raise ValueError(f"{env_id} has a single action set; full_action_space=False does not apply")
         ctor_kwargs["minimal_actions"] = not full
@@ -101,5 +104,4 @@ def make(env_id: str, setting: str = "minatar", **overrides) -> tuple[Environmen
     params = env.default_params()
     if param_overrides:
         params = dataclasses.replace(params, **param_overrides)
-    check_difficulty(env, params.difficulty)
-    return env, check_params(params)
+    return env, check_params(params, env)  # every field by its kind (maxatar.checks)

@@ -15,7 +15,8 @@ import functools
 import jax
 import numpy as np
 
-from maxatar.core import Environment, EnvState, check_difficulty
+from maxatar.checks import check_difficulty, check_state_values
+from maxatar.core import Environment, EnvState
 
 STATE, DIFFICULTY, RESET_MASK = "state", "difficulty", "reset_mask"
 
@@ -42,9 +43,10 @@ def state_spec(env: Environment) -> EnvState:
 
 def check_state(env: Environment, state, num_envs: int | None = None) -> EnvState:
     """A chosen start state checked against `env`'s state: an `EnvState` with the same fields, shapes and dtypes
-    (a TypeError naming the first field that differs). Array leaves are kept where they are (no copy to or from
-    the device), others become numpy. With `num_envs`, a batch of states (leading axis `num_envs`) or one state
-    for every sub-environment (broadcast)."""
+    (a TypeError naming the first field that differs) and values its episodes reach (a ValueError naming the
+    first field outside its range: `maxatar.checks.check_state_values`). Array leaves are kept where they are
+    (no copy to or from the device), others become numpy. With `num_envs`, a batch of states (leading axis
+    `num_envs`) or one state for every sub-environment (broadcast)."""
     if not isinstance(state, EnvState):
         raise TypeError(f"reset option 'state' must be a maxatar EnvState, got {type(state).__name__}")
     spec = state_spec(env)
@@ -64,6 +66,7 @@ def check_state(env: Environment, state, num_envs: int | None = None) -> EnvStat
             raise TypeError(
                 f"reset option 'state': {name} has shape {leaf.shape}, expected {either if num_envs else want.shape}"
             )
+    check_state_values(env, treedef.unflatten(leaves))
     if num_envs is not None and not batch:
         leaves = [np.broadcast_to(leaf, (num_envs, *leaf.shape)) for leaf in jax.device_get(leaves)]
     return treedef.unflatten(leaves)
@@ -71,8 +74,8 @@ def check_state(env: Environment, state, num_envs: int | None = None) -> EnvStat
 
 def check_level(env: Environment, level, num_envs: int | None = None):
     """A difficulty option as an int (or, with `num_envs`, an int32 array of one level per sub-environment;
-    a single level applies to all), checked against `env`'s ramp (`core.check_difficulty`)."""
-    check_difficulty(env, level)
+    a single level applies to all), checked against `env`'s ramp (`maxatar.checks.check_difficulty`)."""
+    check_difficulty(env, level, "reset option 'difficulty'")
     array = np.asarray(level)
     if num_envs is None:
         if array.shape != ():

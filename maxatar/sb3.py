@@ -22,6 +22,7 @@ import jax
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
+from maxatar.checks import check_num_envs, check_seed
 from maxatar.gym_api import MaxAtarVectorEnv
 from maxatar.reset_options import DIFFICULTY, STATE, parse
 
@@ -42,8 +43,12 @@ def batch_options(options: list[dict], default_level) -> dict:
 
 
 def make_sb3_vec_env(env_id: str, num_envs: int = 8, seed: int | None = None, **kwargs):
-    """An SB3 `VecEnv` of `num_envs` copies of `env_id`; kwargs go to `maxatar.make`."""
+    """An SB3 `VecEnv` of `num_envs` copies of `env_id`; kwargs go to `maxatar.make` (one set of params: batched
+    ones are refused, as by `gymnasium.make_vec`)."""
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+
+    seed = check_seed(seed)  # before anything is built (maxatar.checks)
+    num_envs = check_num_envs(num_envs)
 
     class MaxAtarSB3VecEnv(VecEnv):
         """SB3's `VecEnv` interface over one same-step `MaxAtarVectorEnv` (defined here so that SB3 is only
@@ -73,8 +78,11 @@ def make_sb3_vec_env(env_id: str, num_envs: int = 8, seed: int | None = None, **
             return obs
 
         def step_async(self, actions: np.ndarray) -> None:
-            """Keep the actions for `step_wait` (the vector step is one synchronous call)."""
-            self._actions = np.asarray(actions).reshape(self.num_envs)
+            """Keep the actions for `step_wait` (the vector step is one synchronous call, which checks them)."""
+            actions = np.asarray(actions)
+            if actions.size != self.num_envs:
+                raise ValueError(f"actions must hold {self.num_envs} actions, one per sub-environment, got {actions!r}")
+            self._actions = actions.reshape(self.num_envs)
 
         def step_wait(self):
             """Step every sub-environment: `(obs, rewards, dones, infos)` with SB3's terminal observation,

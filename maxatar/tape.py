@@ -6,6 +6,10 @@ per call, so any call's row can be computed alone (inside the jitted step of the
 calls ahead in one batched call (the Python backend, which would otherwise pay JAX's per-call dispatch on
 every step). Both give the same numbers, so the two backends of a front end play the same episodes for the
 same seed.
+
+The counter is 32 bits, so a tape holds 2**32 calls: call 2**32 raises a RuntimeError (reseed to go on) rather
+than repeat call 0's row. A seed's key is built from both of its 32-bit halves (`seed_key`), so every seed in
+0 .. 2**63 - 1 has a tape of its own.
 """
 
 from __future__ import annotations
@@ -58,25 +62,44 @@ def numpy_rows(raw_key: np.ndarray, start: int, shape: tuple[int, ...], count: i
 FIRST_NUMPY_BLOCK = 256  # rows of a tape's first numpy block (later ones double, up to the block size)
 
 
+TAPE_CALLS = 2**32  # calls on one tape: the counter is a uint32
+
+
 def seed_words(seed: int) -> np.ndarray | None:
-    """The raw (2,) uint32 data of `jax.random.key(seed)`, without a JAX call (a seeded reset would otherwise
-    pay JAX's dispatch twice, for the key and for its data), where it is known: JAX's default partitionable
-    threefry with 64-bit types off, which keeps a seed's low 32 bits, so (0, seed mod 2**32). None otherwise
-    (the tape then asks JAX). `tests/test_backends.py` checks it against JAX over many seeds."""
-    if (
-        jax.config.jax_enable_x64
-        or not jax.config.jax_threefry_partitionable
-        or jax.config.jax_default_prng_impl != "threefry2x32"
-    ):
+    """The raw (2,) uint32 data of the tape key of a seed in 0 .. 2**63 - 1 (`seed_key`): its two 32-bit halves,
+    (seed >> 32, seed & 0xFFFFFFFF), computed without a JAX call (a seeded reset would otherwise pay JAX's
+    dispatch twice, for the key and for its data). For seeds below 2**32 that is `jax.random.key(seed)`'s data
+    (JAX keeps only a seed's low 32 bits with 64-bit types off, which would make seeds 2**32 apart share a
+    tape), so their tapes are the ones JAX's key gives. None where JAX's default PRNG is not threefry.
+    `tests/test_backends.py` checks it against JAX over many seeds."""
+    if jax.config.jax_default_prng_impl != "threefry2x32":
         return None
-    return np.array([0, seed % 2**32], np.uint32)
+    return np.array([seed >> 32, seed & 0xFFFFFFFF], np.uint32)
+
+
+def seed_key(seed: int) -> jax.Array:
+    """The tape key of a seed in 0 .. 2**63 - 1: the threefry key whose data is `seed_words(seed)`
+    (`jax.random.key(seed)` for seeds below 2**32). With another default PRNG, JAX's key of the low half with
+    the high half folded in (again JAX's own key for seeds below 2**32)."""
+    words = seed_words(seed)
+    if words is not None:
+        return jax.random.wrap_key_data(words, impl="threefry2x32")
+    key = jax.random.key(seed & 0xFFFFFFFF)
+    return key if seed < 2**32 else jax.random.fold_in(key, seed >> 32)
+
+
+def _used_up() -> RuntimeError:
+    return RuntimeError(
+        "this tape is used up: one seed's tape holds 2**32 calls (resets and steps); reset(seed=...) with a new "
+        "seed to go on"
+    )
 
 
 class Tape:
     """A position on one seed's tape. `next_call()` hands the JAX backend the counter of the next call;
     `next_row()` hands the Python backend that call's row, as Python floats, from a block computed ahead.
-    `key` is a JAX key, or a non-negative int seed standing for `jax.random.key(seed)`, which is then made
-    only if the JAX backend asks for `tape.key`."""
+    `key` is a JAX key, or a seed in 0 .. 2**63 - 1 standing for `seed_key(seed)`, which is then made only if
+    the JAX backend asks for `tape.key`. A tape holds `TAPE_CALLS` calls; the next one raises a RuntimeError."""
 
     def __init__(self, key: jax.Array | int, shape: tuple[int, ...], block: int | None = None):
         self._seed, self._key = (key, None) if isinstance(key, int) else (None, key)
@@ -88,7 +111,8 @@ class Tape:
         self._block_size = max(1, int(block)) if block is not None else max(1, min(4096, 65536 // max(1, size)))
         self._rows: Iterator = iter(())  # the rest of the current block, one row per call
         self._expected = 0  # the position whose row `_rows` yields next
-        raw = seed_words(self._seed) if self._seed is not None else None
+        numpy_threefry = self._seed is not None and jax.config.jax_threefry_partitionable
+        raw = seed_words(self._seed) if numpy_threefry else None
         if raw is None:
             raw = raw_threefry_key(self.key)
         self._raw_key = None if raw is None else np.asarray(raw)  # None: another PRNG, rows come from JAX
@@ -101,14 +125,16 @@ class Tape:
     def key(self) -> jax.Array:
         """The tape's JAX key (made on first use when the tape was given a seed)."""
         if self._key is None:
-            self._key = jax.random.key(self._seed)
+            self._key = seed_key(self._seed)
         return self._key
 
     def next_call(self) -> np.uint32:
         """The next call's counter (the JAX backend computes its row inside the jitted call)."""
         t = self.position
+        if t >= TAPE_CALLS:
+            raise _used_up()
         self.position += 1
-        return np.uint32(t % 2**32)
+        return np.uint32(t)
 
     def next_row(self) -> tuple:
         """The next call's row as (nested) tuples of Python floats, from the block computed ahead (the Python
@@ -124,12 +150,14 @@ class Tape:
     def _block_from(self, t: int) -> Iterator:
         """The rows of calls t, t + 1, ... of one block. They are cut from one flat list of Python floats by
         nested `zip`s, lazily: building the whole block as nested lists (`tolist()` of the block) costs about
-        three times as much."""
+        three times as much. A block ends at the tape's end (`TAPE_CALLS`)."""
+        if t >= TAPE_CALLS:
+            raise _used_up()
         if self._raw_key is not None:
-            rows = numpy_rows(self._raw_key, t, self.shape, self._next_block)
+            rows = numpy_rows(self._raw_key, t, self.shape, min(self._next_block, TAPE_CALLS - t))
             self._next_block = min(2 * self._next_block, self._block_size)
         else:
-            rows = np.asarray(_rows(self.key, np.uint32(t % 2**32), self.shape, self._block_size))
+            rows = np.asarray(_rows(self.key, np.uint32(t), self.shape, self._block_size))[: TAPE_CALLS - t]
         if 0 in self.shape:  # empty rows, which zip would not yield
             return iter(rows.tolist())
         rows_iter = iter(rows.ravel().tolist())

@@ -135,14 +135,21 @@ def test_numpy_tape_equals_the_jitted_tape():
 
 
 def test_seed_words_are_the_data_of_jax_random_key():
-    """The Python backend's tape makes a seed's key data without JAX: the same words, for every kind of seed
-    `reset(seed=...)` accepts (JAX keeps the low 32 bits of a larger one)."""
-    from maxatar.tape import seed_words
+    """The Python backend's tape makes a seed's key data without JAX: both 32-bit halves of the seed, which is
+    `jax.random.key(seed)`'s data below 2**32 (so those tapes are unchanged) and, above, keeps the high half
+    that JAX would drop (seeds 2**32 apart used to share a tape). The JAX backend's key (`seed_key`) holds the
+    same words."""
+    from maxatar.tape import seed_key, seed_words
 
     rng = np.random.default_rng(0)
-    seeds = [0, 1, 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**32 + 5, 2**63 - 1, *rng.integers(0, 2**63, 300).tolist()]
-    for seed in seeds:
+    small = [0, 1, 2**31 - 1, 2**31, 2**32 - 1, *rng.integers(0, 2**32, 300).tolist()]
+    for seed in small:
         np.testing.assert_array_equal(seed_words(seed), np.asarray(jax.random.key_data(jax.random.key(seed))))
+    large = [2**32, 2**32 + 5, 2**63 - 1, *rng.integers(2**32, 2**63, 300).tolist()]
+    for seed in small + large:
+        assert seed_words(seed).tolist() == [seed >> 32, seed & 0xFFFFFFFF]
+        np.testing.assert_array_equal(np.asarray(jax.random.key_data(seed_key(seed))), seed_words(seed))
+    assert len({tuple(seed_words(s).tolist()) for s in small + large}) == len(set(small + large))
 
 
 def test_documented_calls_do_not_warn():

@@ -99,6 +99,30 @@ class Asterix(Environment):
         Channel("gold", (255, 200, 40)),
     )
     draw_order = ("trail", "gold", "enemy", "player")
+    # The values an Asterix episode reaches (`maxatar.checks`): an entity's x is -1 or 10 once it walked off
+    # (its slot then inactive); the timers count down from their intervals, the ramp timer from 100 to -1.
+    state_ranges = {
+        "player_x": range(10),
+        "player_y": range(1, NUM_SLOTS + 1),
+        "x": range(-1, 11),
+        "spawn_speed": range(1, INIT_SPAWN_SPEED + 1),
+        "spawn_timer": range(INIT_SPAWN_SPEED + 1),
+        "move_speed": range(1, INIT_MOVE_SPEED + 1),
+        "move_timer": range(INIT_MOVE_SPEED + 1),
+        "ramp_timer": range(-1, RAMP_INTERVAL + 1),
+        "ramp_index": range(MAX_LEVEL + 1),
+    }
+
+    def state_rules(self, state) -> list[str]:
+        """Active entities are on the board; the intervals are those of the ramp's level (`level_speeds`)."""
+        g = jax.tree.map(np.asarray, state.game)
+        problems = []
+        if np.any(g.active & ((g.x < 0) | (g.x > 9))):
+            problems.append("an active entity (game.active) is off the board (game.x outside 0..9)")
+        spawn, move = level_speeds(g.ramp_index.astype(np.int32))
+        if np.any((g.spawn_speed != spawn) | (g.move_speed != move)):
+            problems.append("game.spawn_speed and game.move_speed are not those of ramp level game.ramp_index")
+        return problems
 
     def init(self, draws: tuple, params: EnvParams) -> AsterixState:
         """The player at (5, 5) on an empty board (a reset draws nothing)."""

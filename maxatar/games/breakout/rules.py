@@ -76,6 +76,23 @@ class Breakout(Environment):
         Channel("brick", (235, 95, 60)),
     )
     draw_order = ("brick", "trail", "paddle", "ball")
+    # The values a Breakout episode reaches (`maxatar.checks`): the ball and its trail on the board, four
+    # directions, the paddle's column, the 30 brick bits.
+    state_ranges = {
+        "ball_x": range(10),
+        "ball_y": range(10),
+        "ball_dir": range(4),
+        "pos": range(10),
+        "bricks": range(FULL_WALL + 1),
+        "last_x": range(10),
+        "last_y": range(10),
+    }
+
+    def state_rules(self, state) -> list[str]:
+        """The ball reaches the bottom row only when the paddle misses it, which ends the episode."""
+        if np.any((np.asarray(state.game.ball_y) == 9) & ~np.asarray(state.terminated)):
+            return ["the ball is on the bottom row (game.ball_y 9) in an episode that has not ended"]
+        return []
 
     def reset_draws(self, uniforms: jax.Array, params: EnvParams) -> jax.Array:
         """The reference's `randint(2)`: 0 starts the ball on the left going down-right, 1 on the right."""

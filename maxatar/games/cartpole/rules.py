@@ -76,6 +76,25 @@ class CartPole(Environment):
     canvas_cells = CARTPOLE_CELLS
     keymap = {"left": 0, "right": 1}
     idle_action = None  # no no-op: the previous push goes on
+    # The values a CartPole episode reaches (`maxatar.checks`): finite, the position and angle inside the
+    # observation space (twice the termination limits; an episode ends on leaving the limits).
+    state_ranges = {
+        "x": (-2 * X_LIMIT, 2 * X_LIMIT),
+        "x_dot": (-math.inf, math.inf),
+        "theta": (-2 * THETA_LIMIT, 2 * THETA_LIMIT),
+        "theta_dot": (-math.inf, math.inf),
+    }
+
+    def state_rules(self, state) -> list[str]:
+        """An episode that has not ended is inside the termination limits (to float32 rounding)."""
+        g = jax.tree.map(np.asarray, state.game)
+        out = (np.abs(g.x) > X_OUT) | (np.abs(g.theta) > THETA_OUT)
+        if np.any(out & ~np.asarray(state.terminated)):
+            return [
+                "the cart (game.x) or the pole (game.theta) is past the termination limits in an episode that "
+                "has not ended"
+            ]
+        return []
 
     def reset_draws(self, uniforms: jax.Array, params: EnvParams) -> CartPoleDraws:
         """Four uniforms scaled to Gymnasium's start range."""

@@ -16,6 +16,7 @@ Observation: the flattened grid, 0 empty, 1 agent, 2 wall, 3 goal (`MultiDiscret
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -34,6 +35,8 @@ class DoorsParams(EnvParams):
     """EnvParams plus `random_doors`: draw the door columns at each reset instead of spacing them evenly."""
 
     random_doors: bool = False
+
+    kinds: ClassVar[dict[str, str]] = {**EnvParams.kinds, "random_doors": "flag"}
 
 
 @pytree_dataclass
@@ -72,9 +75,9 @@ class Doors(Environment):
 
     def __init__(self, size: int = 15, num_doors: int = 3):
         super().__init__()
-        if not isinstance(size, int) or size < 3:
+        if not isinstance(size, int) or isinstance(size, bool) or size < 3:
             raise ValueError(f"size must be an integer >= 3, got {size!r}")
-        if not isinstance(num_doors, int) or not 1 <= num_doors <= size:
+        if not isinstance(num_doors, int) or isinstance(num_doors, bool) or not 1 <= num_doors <= size:
             raise ValueError(f"num_doors must be an integer in [1, {size}], got {num_doors!r}")
         self.size = size
         self.num_doors = num_doors
@@ -83,6 +86,28 @@ class Doors(Environment):
     def obs_shape(self) -> tuple[int, ...]:
         """The flattened grid (size * size,): its size is a constructor argument, so this is per instance."""
         return (self.size * self.size,)
+
+    @property
+    def state_ranges(self) -> dict[str, range]:
+        """The values a Doors episode reaches (`maxatar.checks`): the agent on the grid, the goal on row 0."""
+        cells = range(self.size)
+        return {"agent": cells, "goal row": range(1), "goal column": cells}
+
+    def state_values(self, game: DoorsState) -> dict[str, np.ndarray]:
+        goal = np.asarray(game.goal)
+        return {"agent": game.agent, "goal row": goal[..., 0], "goal column": goal[..., 1], "doors": game.doors}
+
+    def state_rules(self, state) -> list[str]:
+        """The agent never stands in the wall; the wall has `num_doors` doors."""
+        agent, doors = np.asarray(state.game.agent), np.asarray(state.game.doors)
+        row, col = agent[..., 0], np.clip(agent[..., 1], 0, self.size - 1)
+        on_door = np.take_along_axis(doors, col[..., None], axis=-1)[..., 0]
+        problems = []
+        if np.any((row == self.wall_row) & ~on_door):
+            problems.append(f"the agent (game.agent) stands in the wall (row {self.wall_row}, not on a door)")
+        if np.any(doors.sum(axis=-1) != self.num_doors):
+            problems.append(f"the wall (game.doors) does not have {self.num_doors} doors")
+        return problems
 
     @property
     def wall_row(self) -> int:

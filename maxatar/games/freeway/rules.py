@@ -92,6 +92,26 @@ class Freeway(Environment):
         Channel("speed5", (245, 140, 40), "inset"),
     )
     draw_order = ("speed1", "speed2", "speed3", "speed4", "speed5", "car", "chicken")
+    # The values a Freeway episode reaches (`maxatar.checks`): the chicken scores on reaching row 0 and goes back to
+    # row 9 in the same step; the countdown ends the episode at -1.
+    state_ranges = {
+        "car_x": range(10),
+        "car_timer": range(6),
+        "car_speed": range(-5, 6),
+        "pos": range(1, 10),
+        "move_timer": range(PLAYER_SPEED + 1),
+        "terminate_timer": range(-1, TIME_LIMIT + 1),
+    }
+
+    def state_rules(self, state) -> list[str]:
+        """A car's timer counts down from its |speed|; the countdown is below 0 only once the episode ended."""
+        g = jax.tree.map(np.asarray, state.game)
+        problems = []
+        if np.any(g.car_timer > np.abs(g.car_speed.astype(np.int32))):
+            problems.append("a car's timer (game.car_timer) exceeds its |speed| (game.car_speed)")
+        if np.any((g.terminate_timer < 0) & ~np.asarray(state.terminated)):
+            problems.append("game.terminate_timer is -1 in an episode that has not ended")
+        return problems
 
     def reset_draws(self, uniforms: jax.Array, params: EnvParams) -> FreewayDraws:
         """One uniform per car gives both of its variates: the uniform itself is the direction draw, and its

@@ -541,6 +541,109 @@ class Seaquest(Environment):
         "sub_back",
         "sub_front",
     )
+    # The values a Seaquest episode reaches (`maxatar.checks`), by the names of `state_values`: the ring's bit-sliced
+    # fields decoded per slot (as stored: x + 1, y - 1, bullet x + 2), the packed records' fields per record. Enemies
+    # and bullets that left the board keep their last x; oxygen ends at -1; the diver count goes negative after a
+    # full rescue (see the module docstring).
+    state_ranges = {
+        "sub_x": range(10),
+        "sub_y": range(9),
+        "oxygen": range(-1, MAX_OXYGEN + 1),
+        "diver_count": range(-(2**30), 7),
+        "shot_timer": range(SHOT_COOL_DOWN + 1),
+        "e_spawn_speed": range(1, INIT_SPAWN_SPEED + 1),
+        "e_spawn_timer": range(INIT_SPAWN_SPEED + 1),
+        "d_spawn_timer": range(DIVER_SPAWN_SPEED + 1),
+        "move_speed": range(MIN_MOVE_SPEED, INIT_MOVE_SPEED + 1),
+        "ramp_index": range(MAX_LEVEL + 1),
+        "e_alive": range(int(ALL) + 1),
+        "e_sub": range(int(ALL) + 1),
+        "e_lr": range(int(ALL) + 1),
+        "b_alive": range(int(ALL) + 1),
+        "e_x planes": range(int(ALL) + 1),
+        "e_y planes": range(int(ALL) + 1),
+        "e_move planes": range(int(ALL) + 1),
+        "e_shot planes": range(int(ALL) + 1),
+        "b_x planes": range(int(ALL) + 1),
+        "e_x": range(12),  # x + 1: -1 .. 10
+        "e_y": range(8),  # y - 1: rows 1 .. 8
+        "e_move": range(INIT_MOVE_SPEED + 1),
+        "e_shot": range(ENEMY_SHOT_INTERVAL + 1),
+        "b_x": range(14),  # x + 2: -2 .. 11
+        "e_next": range(NUM_ENEMY_SLOTS),
+        "f_bullets": range(2 ** (2 * BULLET_BITS)),
+        "f_bullets y": range(9),
+        "divers": range(2 ** (2 * DIVER_BITS_PER_RECORD)),
+        "divers y": range(9),
+        "divers move": range(DIVER_MOVE_INTERVAL + 1),
+    }
+
+    def state_values(self, game: SeaquestState) -> dict[str, np.ndarray]:
+        """The state's fields, the ring's bit planes both as stored and decoded per slot (..., 30), and the packed
+        friendly bullets' and divers' fields per record (..., 2)."""
+        g = jax.tree.map(np.asarray, game)
+        values = {}
+        for field in dataclasses.fields(g):
+            value = getattr(g, field.name)
+            if isinstance(value, tuple):
+                planes = np.stack(value, axis=-1)  # (..., planes)
+                values[f"{field.name} planes"] = planes
+                bits = (planes[..., None, :].astype(np.int64) >> np.arange(NUM_ENEMY_SLOTS)[:, None]) & 1
+                values[field.name] = np.sum(bits << np.arange(planes.shape[-1]), axis=-1)  # (..., 30)
+            else:
+                values[field.name] = value
+        for name, layout, width in (
+            ("f_bullets", BULLET_RECORD, BULLET_BITS),
+            ("divers", DIVER_RECORD, DIVER_BITS_PER_RECORD),
+        ):
+            word = values[name].astype(np.int64)
+            for part in ("y", "move") if name == "divers" else ("y",):
+                offset, bits = layout[part]
+                values[f"{name} {part}"] = np.stack(
+                    [(word >> (k * width + offset)) & ((1 << bits) - 1) for k in range(2)], axis=-1
+                )
+        return values
+
+    def state_rules(self, state) -> list[str]:
+        """Live enemies, enemy bullets, friendly bullets and divers are on the board (divers on rows 1..8); an
+        enemy bullet's slot holds a sub; the two-record lists are compacted; oxygen is -1 only once the episode
+        ended; the intervals are those of the ramp's level."""
+        values = self.state_values(state.game)
+        slots = np.arange(NUM_ENEMY_SLOTS)
+        e_alive = (values["e_alive"].astype(np.int64)[..., None] >> slots) & 1 == 1
+        b_alive = (values["b_alive"].astype(np.int64)[..., None] >> slots) & 1 == 1
+        e_sub = (values["e_sub"].astype(np.int64)[..., None] >> slots) & 1 == 1
+        problems = []
+        if np.any(e_alive & ((values["e_x"] < 1) | (values["e_x"] > 10))):
+            problems.append("a live enemy (game.e_alive) is off the board (game.e_x)")
+        if np.any(b_alive & ((values["b_x"] < 2) | (values["b_x"] > 11))):
+            problems.append("a live enemy bullet (game.b_alive) is off the board (game.b_x)")
+        if np.any(b_alive & ~e_sub):
+            problems.append("an enemy bullet (game.b_alive) belongs to a slot that holds no sub (game.e_sub)")
+        for name, layout, width in (
+            ("f_bullets", BULLET_RECORD, BULLET_BITS),
+            ("divers", DIVER_RECORD, DIVER_BITS_PER_RECORD),
+        ):
+            word = values[name].astype(np.int64)
+            alive = [(word >> (k * width)) & 1 == 1 for k in range(2)]
+            x = [(word >> (k * width + layout["x"][0])) & 15 for k in range(2)]
+            if np.any(alive[1] & ~alive[0]):
+                problems.append(f"game.{name} is not compacted (record 1 live, record 0 not)")
+            if np.any((alive[0] & (x[0] > 9)) | (alive[1] & (x[1] > 9))):
+                problems.append(f"a live record of game.{name} is off the board (x above 9)")
+        diver_y = values["divers y"]
+        divers_alive = np.stack(
+            [(values["divers"].astype(np.int64) >> (k * DIVER_BITS_PER_RECORD)) & 1 == 1 for k in range(2)], -1
+        )
+        if np.any(divers_alive & (diver_y == 0)):
+            problems.append("a live diver (game.divers) is on row 0")
+        if np.any((values["oxygen"] < 0) & ~np.asarray(state.terminated)):
+            problems.append("game.oxygen is -1 in an episode that has not ended")
+        level = values["ramp_index"].astype(np.int32)
+        move = INIT_MOVE_SPEED - np.minimum(level // 2, INIT_MOVE_SPEED - MIN_MOVE_SPEED)
+        if np.any((values["e_spawn_speed"] != INIT_SPAWN_SPEED - level) | (values["move_speed"] != move)):
+            problems.append("game.e_spawn_speed and game.move_speed are not those of ramp level game.ramp_index")
+        return problems
 
     def init(self, draws: tuple, params: EnvParams) -> SeaquestState:
         """The sub on the surface, full oxygen, nothing else on the board (a reset draws nothing)."""

@@ -100,6 +100,33 @@ class SpaceInvaders(Environment):
         Channel("enemy_bullet", (255, 90, 210), "vbar"),
     )
     draw_order = ("alien", "alien_left", "alien_right", "cannon", "enemy_bullet", "friendly_bullet")
+    # The values a SpaceInvaders episode reaches (`maxatar.checks`): ten-column row masks, the wave moving left (-1)
+    # or right (+1), timers counting down from their intervals.
+    state_ranges = {
+        "pos": range(10),
+        "alien_rows": range(ROW_MASK + 1),
+        "f_bullet_rows": range(ROW_MASK + 1),
+        "e_bullet_rows": range(ROW_MASK + 1),
+        "alien_dir": range(-1, 2, 2),
+        "enemy_move_interval": range(MIN_MOVE_INTERVAL, ENEMY_MOVE_INTERVAL + 1),
+        "alien_move_timer": range(ENEMY_MOVE_INTERVAL + 1),
+        "alien_shot_timer": range(ENEMY_SHOT_INTERVAL + 1),
+        "ramp_index": range(ENEMY_MOVE_INTERVAL - MIN_MOVE_INTERVAL + 1),
+        "shot_timer": range(SHOT_COOL_DOWN + 1),
+    }
+
+    def state_rules(self, state) -> list[str]:
+        """A wave is never empty (a cleared one respawns in the same step); a friendly bullet leaves row 9 in the
+        step it is fired; the move interval is that of the ramp's level."""
+        g = jax.tree.map(np.asarray, state.game)
+        problems = []
+        if np.any(np.all(g.alien_rows == 0, axis=-1)):
+            problems.append("the wave is empty (game.alien_rows all 0)")
+        if np.any(g.f_bullet_rows[..., 9] != 0):
+            problems.append("a friendly bullet is on row 9 (game.f_bullet_rows[9])")
+        if np.any(g.enemy_move_interval.astype(np.int32) + g.ramp_index != ENEMY_MOVE_INTERVAL):
+            problems.append("game.enemy_move_interval is not that of ramp level game.ramp_index")
+        return problems
 
     def init(self, draws: tuple, params: EnvParams) -> SpaceInvadersState:
         """The cannon in column 5 under a fresh wave moving left (a reset draws nothing)."""

@@ -1,0 +1,468 @@
+"""Every input check, written once: each front end and both backends call these before anything changes.
+
+An input is either refused here, with an error that names the parameter and the values it accepts (and the
+environment is left as it was, its tape unmoved), or it plays the same episode on every backend. Every refusal is
+an `InputError`, which is a ValueError and a TypeError at once, so callers may catch either.
+
+* ids: `check_env_id` (`Breakout-v0`, `maxatar/Breakout-v0`, or either behind Gymnasium's `maxatar:` module
+  prefix; no other prefix is dropped).
+* params: `check_params` (where params are made: `maxatar.make`, and every front end built on it) and
+  `check_params_entry` (params built by hand, where they enter `Environment.reset`/`step`/`transition` outside
+  `jit`; cached by identity, so a loop that passes the same object pays once). Every field has a kind, declared
+  by its params class (`EnvParams.kinds`, a game's subclass adds its own fields'):
+    "probability"  a real number (int or float, numpy's too), finite, in [0, 1]; not bool, str or None;
+    "flag"         True or False (Python's or numpy's bool);
+    "count"        an integer (int or numpy integer, not bool) in 0 .. 2**31 - 1;
+    "level"        an integer level of the game's difficulty ramp, 0 .. `Environment.max_difficulty`.
+  Arrays of those (numpy or JAX) are batched params: the pure API takes them (for `vmap`); the front ends that
+  step one set of params (`gymnasium.make`, `make_vec`, `make_sb3_vec_env`, `maxatar.gymnax.make`) refuse them
+  (`scalar=True`). Lists and tuples are refused everywhere (give an array). Traced values pass unchecked: under
+  `jit` nothing can raise.
+* keys: `check_key` (a JAX PRNG key: `jax.random.key(seed)`, or a raw uint32 key).
+* seeds: `check_seed`, one range for every front end: an int (or numpy integer, passed on as an int) in
+  0 .. 2**63 - 1. The tape's key is built from both 32-bit halves of the seed (`maxatar.tape.seed_key`), so
+  no two seeds share a stream.
+* actions: `check_action` (one concrete action: an integer scalar in the action space), `check_traced_action`
+  (under `jit`: an integer scalar; an out-of-range value is then clipped and flagged in `info["invalid_action"]`,
+  the documented behaviour), `check_actions` (a vector env's batch, numpy or JAX: shape, integer dtype and
+  range). The vector env's JAX backend checks a JAX array's values inside its jitted step rather than on the
+  host (a host read would wait for the device on every step): with numpy output an out-of-range action raises
+  before the step is committed, as on the Python backend; with JAX output nothing waits for the device, so it is
+  clipped and flagged in `info["invalid_action"]`, as under `jit`.
+* `check_num_envs`: an int (or numpy integer, not bool) in 1 .. `MAX_NUM_ENVS`.
+* states (reset option `state`): `check_state_values`, the values of a state whose structure, shapes and dtypes
+  `maxatar.reset_options.check_state` has checked: the wrapper's fields, then the game's, against the ranges each
+  game declares next to its rules (`Environment.state_ranges`, the values its episodes reach, read through
+  `Environment.state_values`; cross-field rules in `Environment.state_rules`), so that neither the JAX step nor
+  a twin's `from_pure` ever sees a value its episodes cannot reach.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import weakref
+from typing import TYPE_CHECKING, Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from maxatar.prng import float32_ceiling
+
+if TYPE_CHECKING:
+    from maxatar.core import Environment, EnvParams, EnvState
+
+INT32_MAX = 2**31 - 1
+SEED_LIMIT = 2**63  # seeds are 0 .. SEED_LIMIT - 1
+MAX_NUM_ENVS = 2**24
+MAX_TIME = INT32_MAX - 1  # a state's step counter: one more step still fits the int32 counter
+MODULE_PREFIX = "maxatar:"  # Gymnasium's "module:id" form
+NAMESPACE = "maxatar/"
+
+
+class InputError(ValueError, TypeError):
+    """A refused input. Both a ValueError and a TypeError (as numpy's `AxisError` is a ValueError and an
+    IndexError), so code that catches either, for a wrong value or a wrong type, catches every refusal; the
+    message names the parameter and the values it accepts."""
+
+
+PROBABILITY, FLAG, COUNT, LEVEL = "probability", "flag", "count", "level"
+KINDS = (PROBABILITY, FLAG, COUNT, LEVEL)
+_WHAT = {
+    PROBABILITY: "a probability: a real number in [0, 1]",
+    FLAG: "True or False",
+    COUNT: "a non-negative integer up to 2**31 - 1",
+    LEVEL: "an integer level",
+}
+
+_REALS = (int, float, np.integer, np.floating)
+_INTEGERS = (int, np.integer)
+_BOOLS = (bool, np.bool_)
+
+
+def _is_traced(value) -> bool:
+    return isinstance(value, jax.core.Tracer)
+
+
+# --- ids -----------------------------------------------------------------------------------------------------
+
+
+def check_env_id(env_id) -> str:
+    """The canonical name of an id (`Breakout-v0`): `Breakout-v0`, `maxatar/Breakout-v0` and either behind
+    Gymnasium's `maxatar:` module prefix name it. Whether the name is registered is the registry's to say."""
+    if not isinstance(env_id, str):
+        raise InputError(f"env_id must be a string such as 'maxatar/Breakout-v0', got {env_id!r}")
+    name = env_id.removeprefix(MODULE_PREFIX)
+    if ":" in name:
+        raise InputError(
+            f"env_id {env_id!r} has an unknown module prefix: MaxAtar's ids are 'Breakout-v0' or "
+            f"'maxatar/Breakout-v0', optionally behind Gymnasium's {MODULE_PREFIX!r} prefix"
+        )
+    return name.removeprefix(NAMESPACE)
+
+
+# --- params --------------------------------------------------------------------------------------------------
+
+
+def _level_range(env) -> str:
+    return f"0..{env.max_difficulty}" if env is not None else "0 or more"
+
+
+def _check_scalar(name: str, value, kind: str, env) -> Any:
+    """One concrete scalar field value, checked, as a Python scalar (or a ValueError/TypeError naming `name`)."""
+    if kind == FLAG:
+        if not isinstance(value, _BOOLS):
+            raise InputError(f"{name} must be True or False, got {value!r}")
+        return bool(value)
+    if kind == PROBABILITY:
+        if isinstance(value, _BOOLS) or not isinstance(value, _REALS):
+            raise InputError(f"{name} must be {_WHAT[kind]}, got {value!r}")
+        inside = 0 <= value <= 1 if isinstance(value, _INTEGERS) else math.isfinite(value) and 0.0 <= value <= 1.0
+        if not inside:  # (an int is compared as an int: a huge one has no float)
+            raise InputError(f"{name} must be {_WHAT[kind]}, got {value!r}")
+        return float(value)
+    # COUNT, LEVEL
+    if isinstance(value, _BOOLS) or not isinstance(value, _INTEGERS):
+        raise InputError(f"{name} must be {_WHAT[kind]}, got {value!r}")
+    value = int(value)
+    if kind == COUNT and not 0 <= value <= INT32_MAX:
+        suffix = " (0 = no limit)" if name == "max_steps" else ""
+        raise InputError(f"{name} must be {_WHAT[kind]}{suffix}, got {value!r}")
+    if kind == LEVEL:
+        _check_levels(name, np.asarray(value), value, env)
+    return value
+
+
+def _check_levels(name: str, array: np.ndarray, value, env) -> None:
+    if env is None:
+        bad = array < 0
+        expected = "0 or more"
+    else:
+        if env.max_difficulty == 0 and np.any(array != 0):
+            raise InputError(f"{env.name} has no difficulty ramp: {name} must be 0, got {value!r}")
+        bad = (array < 0) | (array > env.max_difficulty)
+        expected = f"{env.name}'s difficulty levels are 0..{env.max_difficulty}"
+    if np.any(bad):
+        raise InputError(f"{name} must be an integer level ({expected}), got {value!r}")
+
+
+def _check_array(name: str, value, kind: str, env) -> Any:
+    """A batched field (an array with at least one axis), checked elementwise; normalized dtypes."""
+    array = np.asarray(value)  # one transfer for a JAX array
+    dtype = array.dtype
+    if kind == FLAG:
+        if dtype != np.bool_:
+            raise InputError(f"{name} must be True or False (a bool array for batched params), got {dtype} {value!r}")
+        return array
+    if kind == PROBABILITY:
+        if dtype == np.bool_ or not (np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.floating)):
+            raise InputError(f"{name} must be {_WHAT[kind]} (a float array for batched params), got {dtype}")
+        if not np.all(np.isfinite(array) & (array >= 0) & (array <= 1)):
+            raise InputError(f"{name} must be {_WHAT[kind]} everywhere, got {value!r}")
+        return array
+    if dtype == np.bool_ or not np.issubdtype(dtype, np.integer):
+        raise InputError(f"{name} must be {_WHAT[kind]} (an integer array for batched params), got {dtype}")
+    if kind == COUNT and np.any((array < 0) | (array > INT32_MAX)):
+        raise InputError(f"{name} must be {_WHAT[kind]} everywhere, got {value!r}")
+    if kind == LEVEL:
+        _check_levels(name, array, value, env)
+    return array.astype(np.int32)
+
+
+def check_field(name: str, value, kind: str, env=None, scalar: bool = False) -> Any:
+    """One params field checked against its kind: a Python scalar, a numpy array (batched), or the tracer
+    itself (unchecked). `scalar`: the caller steps one set of params, so arrays with an axis are refused."""
+    if _is_traced(value):
+        return value
+    if isinstance(value, (list, tuple)):
+        batched = "" if scalar else " (batched params: give a numpy or JAX array)"
+        raise InputError(f"{name} must be {_WHAT[kind]}{batched}, got a {type(value).__name__}: {value!r}")
+    if isinstance(value, (np.ndarray, jax.Array)):
+        if np.ndim(value) == 0:
+            value = np.asarray(value)[()]  # a numpy scalar of the array's dtype
+        elif scalar:
+            raise InputError(
+                f"{name} must be {_WHAT[kind]}: this front end steps one set of params (batched params belong to "
+                f"the pure API, maxatar.make, under vmap), got an array of shape {np.shape(value)}"
+            )
+        else:
+            return _check_array(name, value, kind, env)
+    return _check_scalar(name, value, kind, env)
+
+
+def _kinds(params_class) -> dict[str, str]:
+    kinds = getattr(params_class, "kinds", None)
+    names = [f.name for f in dataclasses.fields(params_class)]
+    missing = [n for n in names if kinds is None or n not in kinds]
+    if missing:
+        raise InputError(f"{params_class.__name__} declares no kind for field(s) {missing} (its `kinds`)")
+    return {n: kinds[n] for n in names}
+
+
+def _check_class(params, env) -> None:
+    expected = env.params_class if env is not None else None
+    if expected is not None and type(params) is not expected:
+        raise InputError(
+            f"params must be {expected.__name__} for {env.name} ({env.name}'s params class; maxatar.make gives "
+            f"them), got {type(params).__name__}: {params!r}"
+        )
+    if expected is None and not dataclasses.is_dataclass(params):
+        raise InputError(f"params must be EnvParams (or a game's subclass), got {type(params).__name__}")
+
+
+def check_params(params: EnvParams, env: Environment | None = None, scalar: bool = False) -> EnvParams:
+    """Params where they are made (`maxatar.make` and the front ends on it): every field checked by its kind
+    (module docstring), the sticky probability stored as its float32 ceiling (`prng.float32_ceiling`, so that
+    the float32 draw decides as the reference's float64 one), numpy scalars turned into Python ones, batched
+    fields into numpy arrays (the probability a JAX one) of fixed dtypes. `env`: the environment the params are
+    for (their class and the levels of its ramp); `scalar`: refuse batched fields."""
+    _check_class(params, env)
+    changes = {}
+    for name, kind in _kinds(type(params)).items():
+        value = getattr(params, name)
+        checked = check_field(name, value, kind, env, scalar)
+        if kind == PROBABILITY and not _is_traced(checked):
+            ceiling = float32_ceiling(checked)
+            checked = float(ceiling) if ceiling.ndim == 0 else jnp.asarray(ceiling)
+        if checked is not value:
+            changes[name] = checked
+    params = dataclasses.replace(params, **changes) if changes else params
+    _remember(params, env)
+    return params
+
+
+def check_scalar_params(params: EnvParams, env: Environment) -> EnvParams:
+    """`check_params` for a front end that steps one set of params (batched fields refused)."""
+    return check_params(params, env, scalar=True)
+
+
+# Params objects already checked for an environment's params class and ramp: (id, class, max level) -> a weak
+# reference to the object (an id alone could be reused by a later object). Bounded: cleared when full.
+_CHECKED: dict[tuple, weakref.ref] = {}
+_CHECKED_LIMIT = 512
+
+
+def _remember(params, env) -> None:
+    if env is None or any(_is_traced(leaf) for leaf in jax.tree.leaves(params)):
+        return
+    if len(_CHECKED) >= _CHECKED_LIMIT:
+        _CHECKED.clear()
+    try:
+        _CHECKED[(id(params), env.params_class, env.max_difficulty)] = weakref.ref(params)
+    except TypeError:  # an object without weak references: checked every time
+        pass
+
+
+def check_params_entry(env: Environment, params) -> None:
+    """Params entering the pure API (`Environment.reset`, `step`, `transition`): None (the defaults) and params
+    already checked for this kind of environment pass at the cost of a dict lookup; other concrete params are
+    checked as `check_params` checks them (their values are used as given: nothing is converted here, so an
+    eager call and a jitted one compute alike); traced fields pass unchecked."""
+    if params is None:
+        return
+    ref = _CHECKED.get((id(params), env.params_class, env.max_difficulty))
+    if ref is not None and ref() is params:
+        return
+    _check_class(params, env)
+    traced = False
+    for name, kind in _kinds(type(params)).items():
+        value = getattr(params, name)
+        traced |= _is_traced(value)
+        check_field(name, value, kind, env)
+    if not traced:
+        _remember(params, env)
+
+
+def check_difficulty(env: Environment, level, name: str = "difficulty") -> None:
+    """A concrete difficulty (a scalar or an array of levels) must be integer levels of `env`'s ramp, else a
+    clear error; a traced one passes (it is clipped into range inside the reset)."""
+    if _is_traced(level) or (type(level) is int and 0 <= level <= env.max_difficulty):
+        return  # traced, or the common valid case without numpy
+    array = np.asarray(level)
+    if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
+        raise InputError(f"{name} must be an integer level, got {level!r}")
+    _check_levels(name, array, level, env)
+
+
+# --- keys and seeds ------------------------------------------------------------------------------------------
+
+
+def check_key(key, name: str = "key") -> None:
+    """A JAX PRNG key: a typed key of shape () (`jax.random.key(seed)`) or a raw uint32 key
+    (`jax.random.PRNGKey(seed)`), concrete or traced; anything else is a TypeError naming `name`."""
+    if isinstance(key, (jax.Array, np.ndarray)):
+        dtype, shape = key.dtype, key.shape
+        if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+            if shape == ():
+                return
+            raise InputError(f"{name} must be one PRNG key (shape ()), got keys of shape {shape}")
+        if dtype == np.uint32 and shape in ((2,), (4,)):
+            return  # raw key data (threefry: 2 words; rbg: 4)
+        raise InputError(f"{name} must be a JAX PRNG key (jax.random.key(seed)), got an array {dtype}{list(shape)}")
+    raise InputError(f"{name} must be a JAX PRNG key (jax.random.key(seed)), got {type(key).__name__}: {key!r}")
+
+
+def check_seed(seed) -> int | None:
+    """A seed as a Python int, or None: an int or numpy integer (not bool) in 0 .. 2**63 - 1. Every seed in that
+    range has a tape of its own (`maxatar.tape.seed_key` keeps both 32-bit halves)."""
+    if seed is None:
+        return None
+    if isinstance(seed, _BOOLS) or not isinstance(seed, _INTEGERS) or not 0 <= seed < SEED_LIMIT:
+        raise InputError(f"seed must be a non-negative integer below 2**63 (0 .. 2**63 - 1) or None, got {seed!r}")
+    return int(seed)
+
+
+def check_num_envs(num_envs) -> int:
+    """`num_envs` as a Python int: an int or numpy integer (not bool) in 1 .. `MAX_NUM_ENVS`."""
+    if isinstance(num_envs, _BOOLS) or not isinstance(num_envs, _INTEGERS) or not 1 <= num_envs <= MAX_NUM_ENVS:
+        raise InputError(f"num_envs must be a positive integer (1 .. 2**24), got {num_envs!r}")
+    return int(num_envs)
+
+
+# --- actions -------------------------------------------------------------------------------------------------
+
+
+def check_action(action, num_actions: int) -> int:
+    """A concrete action as a Python int, or a clear error: an integer scalar (Python's, numpy's or a concrete
+    JAX one; not bool) in the action space 0 .. num_actions - 1. On the host, without a device call for Python
+    and numpy values: the Python backend steps in microseconds."""
+    if type(action) is int:  # the common cases skip numpy's dtype checks
+        pass
+    elif isinstance(action, np.integer):  # what `Discrete.sample()` returns
+        action = int(action)
+    else:
+        array = np.asarray(action)
+        if array.shape != () or not np.issubdtype(array.dtype, np.integer):
+            raise InputError(f"action must be an integer scalar, got {array.dtype}{list(array.shape)}: {action!r}")
+        action = int(array)
+    if not 0 <= action < num_actions:
+        raise InputError(f"action {action} is outside the action space Discrete({num_actions})")
+    return action
+
+
+def check_traced_action(action) -> jax.Array:
+    """A traced action as int32: its value cannot be checked under `jit` (an out-of-range one is clipped and
+    flagged in `info["invalid_action"]`), its shape and dtype can."""
+    if not jnp.issubdtype(action.dtype, jnp.integer) or action.shape != ():
+        raise InputError(f"action must be an integer scalar, got {action.dtype}{list(action.shape)}")
+    return action.astype(jnp.int32)
+
+
+def check_actions(actions, num_envs: int, num_actions: int, read_device: bool = True):
+    """A vector env's actions: `num_envs` integers (not bool) in 0 .. num_actions - 1, as int32 (or a clear error).
+    Numpy arrays, lists and the like come back as a numpy int32 array. A JAX array is checked for shape and dtype
+    without a transfer and comes back as an int32 JAX array (it need not go back to the device); its values are
+    read on the host (one small transfer, which waits for the array) unless `read_device` is False, where the
+    caller checks them itself (`MaxAtarVectorEnv.step` does, inside its jitted step)."""
+    if _is_traced(actions):
+        raise InputError("a vector env's actions must be concrete (call step outside jit)")
+    if isinstance(actions, jax.Array):
+        if actions.shape != (num_envs,) or not jnp.issubdtype(actions.dtype, jnp.integer):
+            raise InputError(f"actions must be integers of shape ({num_envs},), got {actions.dtype}{actions.shape}")
+        if read_device:
+            check_actions(np.asarray(actions), num_envs, num_actions)
+        return actions if actions.dtype == jnp.int32 else actions.astype(jnp.int32)
+    array = np.asarray(actions)
+    if array.shape != (num_envs,) or not np.issubdtype(array.dtype, np.integer):
+        raise InputError(
+            f"actions must be integers of shape ({num_envs},), got {array.dtype}{array.shape}: {actions!r}"
+        )
+    if array.size and (array.min() < 0 or array.max() >= num_actions):
+        raise actions_outside(array, num_actions)
+    return array.astype(np.int32)
+
+
+def actions_outside(actions: np.ndarray, num_actions: int) -> InputError:
+    """The error for a batch of actions with values outside the action space."""
+    bad = actions[(actions < 0) | (actions >= num_actions)]
+    return InputError(f"actions {bad.tolist()} are outside the action space Discrete({num_actions})")
+
+
+# --- states --------------------------------------------------------------------------------------------------
+
+
+def describe(spec) -> str:
+    """A range spec in words: a `range` of integers or a (low, high) pair of finite reals, both inclusive."""
+    if isinstance(spec, range):
+        if spec.step == 1:
+            return f"{spec.start}..{spec.stop - 1}"
+        return ", ".join(str(v) for v in spec)
+    low, high = spec
+    return f"finite values in [{low}, {high}]"
+
+
+def outside(values: np.ndarray, spec) -> np.ndarray:
+    """Where `values` lie outside `spec` (elementwise)."""
+    values = np.asarray(values)
+    if isinstance(spec, range):
+        inside = (values >= spec.start) & (values < spec.stop)
+        if spec.step != 1:
+            inside &= (values - spec.start) % spec.step == 0
+        return ~inside
+    low, high = spec
+    return ~(np.isfinite(values) & (values >= low) & (values <= high))
+
+
+def _first_bad(values: np.ndarray, bad: np.ndarray) -> str:
+    index = tuple(int(i) for i in np.argwhere(bad)[0])
+    value = values[index] if index else values[()]
+    where = f" at index {list(index)}" if index else ""
+    return f"{value.item()!r}{where}"
+
+
+def check_state_values(env: Environment, state: EnvState, what: str = "reset option 'state'") -> None:
+    """The values of a state (numpy or JAX leaves, one state or a batch with leading axes; structure, shapes and
+    dtypes already checked): the step counter in 0 .. 2**31 - 2, the last executed action in the game's full
+    action set, every game value `env.state_values` gives inside `env.state_ranges`, and `env.state_rules`
+    satisfied. A ValueError names the first field outside its range and the range."""
+    state = jax.device_get(state)  # numpy leaves, in one transfer
+    checks = [
+        ("last_action", np.asarray(state.last_action), range(env.num_game_actions)),
+        ("time", np.asarray(state.time), range(0, MAX_TIME + 1)),
+    ]
+    ranges = env.state_ranges
+    for name, values in env.state_values(state.game).items():
+        values = np.asarray(values)
+        if name in ranges:
+            checks.append((f"game.{name}", values, ranges[name]))
+        elif values.dtype != np.bool_:
+            raise InputError(f"{env.name} declares no range for its state value {name!r} (its `state_ranges`)")
+    for name, values, spec in checks:
+        bad = outside(values, spec)
+        if np.any(bad):
+            raise InputError(
+                f"{what}: {name} is {_first_bad(values, bad)}, outside {describe(spec)} (the values a {env.name} "
+                "episode reaches)"
+            )
+    problems = env.state_rules(state)
+    if problems:
+        raise InputError(f"{what}: {problems[0]} (no {env.name} episode reaches such a state)")
+
+
+__all__ = [
+    "COUNT",
+    "InputError",
+    "FLAG",
+    "KINDS",
+    "LEVEL",
+    "MAX_NUM_ENVS",
+    "PROBABILITY",
+    "SEED_LIMIT",
+    "actions_outside",
+    "check_action",
+    "check_actions",
+    "check_difficulty",
+    "check_env_id",
+    "check_field",
+    "check_key",
+    "check_num_envs",
+    "check_params",
+    "check_params_entry",
+    "check_scalar_params",
+    "check_seed",
+    "check_state_values",
+    "check_traced_action",
+    "describe",
+    "outside",
+]
