@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import maxatar
-from maxatar.core import AutoReset
+from maxatar.episode import AutoReset
 from maxatar.prng import uniform
 
 # MaxAtar game name -> (gymnax id, pgx module, pgx class, minatar module)

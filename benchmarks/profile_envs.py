@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import maxatar
 from benchmarks.harness import JaxRunner, make_rollout
 from benchmarks.impls import JaxImpl, ceiling_impl, short_id
-from maxatar.core import AutoReset
+from maxatar.episode import AutoReset
 from maxatar.prng import uniform
 
 

@@ -1,6 +1,7 @@
 """MaxAtar: MinAtar, CartPole and Doors as pure, fast JAX environments with Gymnasium and SB3 front ends."""
 
-from maxatar.core import AutoReset, Draws, Environment, EnvParams, EnvState
+from maxatar.core import Draws, Environment, EnvParams, EnvState
+from maxatar.episode import AutoReset
 from maxatar.registry import make, registered_ids
 
 __version__ = "0.1.0"

@@ -34,7 +34,8 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from maxatar.core import AutoReset, Environment, EnvParams
+from maxatar.core import Environment, EnvParams
+from maxatar.episode import AutoReset
 
 AXIS = "envs"
 

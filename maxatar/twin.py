@@ -9,9 +9,9 @@ beside its JAX step on the same uniforms and actions and compares everything at 
 suites' proof against the reference carries over. float32 arithmetic is reproduced where the JAX step does it
 (`f32`, `randint`).
 
-`TwinEnv` adds what `Environment._advance` adds to a game step (sticky actions, the step counter, the
-frozen terminal state, the time limit); `MaxAtarEnv` and `MaxAtarVectorEnv` use it as their Python
-backend.
+`maxatar.episode.TwinEnv` adds the episode rules around a twin's game step (sticky actions, the step counter,
+the frozen terminal state, the time limit, auto-reset); `MaxAtarEnv` and `MaxAtarVectorEnv` use it as their
+Python backend.
 """
 
 from __future__ import annotations
@@ -22,10 +22,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import Environment, EnvParams, EnvState
+from maxatar.core import Environment, EnvParams
 
 _FLOAT32 = struct.Struct("f")
 
@@ -88,69 +87,4 @@ def load_twin(env: Environment, params: EnvParams) -> Twin | None:
     return getattr(importlib.import_module(module), name)(env, params)
 
 
-class TwinEnv:
-    """`Environment._advance` around a twin, for one environment: sticky actions (the previous executed
-    action repeats when the sticky uniform is below the stored float32 ceiling), a frozen game once
-    terminated (reward 0), the step counter and the time limit."""
-
-    def __init__(self, env: Environment, params: EnvParams, twin: Twin):
-        self.twin = twin
-        self.action_set = env.action_set
-        self.num_draws = env.num_draws
-        self.sticky = float(params.sticky_action_prob)
-        self.max_steps = int(params.max_steps)
-        self.difficulty = int(params.difficulty)
-        self.game: Any = None
-        self.last_action = 0
-        self.time = 0
-        self.terminated = False
-
-    def reset(self, uniforms: Sequence[float], fresh: bool = False, difficulty: int | None = None) -> np.ndarray:
-        """A new episode from a tape row (its reset part), at ramp level `difficulty` (default: the params').
-        The last executed action survives, as in MinAtar (`core.keep_last_action`), unless `fresh`: a first or
-        seeded reset starts from action 0, so that a seed replays exactly."""
-        if fresh:
-            self.last_action = 0
-        self.game = self.twin.reset(uniforms[self.num_draws :])
-        level = self.difficulty if difficulty is None else difficulty
-        if level:
-            self.game = self.twin.at_difficulty(self.game, level)
-        self.time = 0
-        self.terminated = False
-        return self.twin.observation(self.game)
-
-    def load(self, state: EnvState) -> np.ndarray:
-        """Continue from a pure state: its game, sticky action, step counter and terminal flag."""
-        state = jax.device_get(state)  # numpy leaves, in one transfer
-        self.game = self.twin.from_pure(state.game)
-        self.last_action = int(state.last_action)
-        self.time = int(state.time)
-        self.terminated = bool(state.terminated)
-        return self.twin.observation(self.game)
-
-    def step(self, action: int, uniforms: Sequence[float]) -> tuple[np.ndarray, float, bool, bool]:
-        """One step with an index into the action set and a tape row (its step part)."""
-        executed = self.last_action if uniforms[0] < self.sticky else self.action_set[action]
-        self.last_action = executed
-        reward = 0.0
-        if not self.terminated:
-            self.game, reward, self.terminated = self.twin.step(self.game, executed, uniforms[1 : self.num_draws])
-        self.time += 1
-        truncated = 0 < self.max_steps <= self.time
-        return self.twin.observation(self.game), reward, self.terminated, truncated
-
-    def numpy_state(self) -> EnvState:
-        """The JAX state this environment is in, with numpy leaves."""
-        return EnvState(
-            game=self.twin.to_pure(self.game),
-            last_action=np.int32(self.last_action),
-            time=np.int32(self.time),
-            terminated=np.bool_(self.terminated),
-        )
-
-    def pure_state(self) -> EnvState:
-        """The JAX state this environment is in."""
-        return jax.tree.map(jnp.asarray, self.numpy_state())
-
-
-__all__ = ["Twin", "TwinEnv", "f32", "load_twin", "randint"]
+__all__ = ["Twin", "f32", "load_twin", "randint"]

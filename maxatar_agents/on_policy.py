@@ -24,7 +24,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from maxatar.core import AutoReset, Environment, EnvParams
+from maxatar.core import Environment, EnvParams
+from maxatar.episode import AutoReset
 from maxatar.prng import uniform
 from maxatar_agents.evaluation import (
     EpisodeStats,

@@ -18,9 +18,11 @@ that diverge. With one environment per agent this is the textbook sequential rul
 
 Two models play the environment, with the same results bit for bit (tests/test_q_learning.py):
 
-* `model="env"` steps `env.transition` and resets with `env.reset_from_uniforms`, as `AutoReset` does;
-* `model="table"` (default) steps gathers from tables that `transition_table` fills by running the
-  environment's own `game_step` on every (state, action), so the dynamics stay the environment's.
+* `model="env"` steps the environment itself;
+* `model="table"` (default) steps `TableGame`, the environment as tables that `transition_table` fills by
+  running the environment's own `game_step` on every (state, action), so the dynamics stay the environment's.
+Both step through `maxatar.episode.autoreset`, the episode rules every front end uses (sticky action, time
+limit, auto-reset).
 
 Read top to bottom: `Config` and `PRESETS`; the tabular view of an environment (its `tabular` hook,
 `transition_table`); acting (`epsilon_greedy`) and the TD targets; `make_program`; `make_train(config)`.
@@ -33,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable
+from functools import partial
 from typing import Any, NamedTuple
 
 import jax
@@ -40,7 +43,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import maxatar
-from maxatar.core import Environment, EnvParams, Tabular, keep_last_action, tree_select
+from maxatar.core import Environment, EnvParams, EnvState, Tabular
+from maxatar.episode import SAME_STEP, autoreset
 from maxatar.prng import materialize, threefry2x32
 from maxatar_agents import program
 from maxatar_agents.configs import Bounds, ConfigError, check_fields
@@ -178,6 +182,41 @@ def double_q_target(reward, terminated, q_next_select, q_next_value, gamma: floa
     return reward + gamma * jnp.where(terminated, 0.0, value)
 
 
+class TableGame(Environment):
+    """The environment as its tables (`transition_table`): the game state is the state index and a game step is a
+    gather, so the episode rules around it (sticky action, time limit, auto-reset) are `maxatar.episode`'s, the
+    environment's own. Its reset draws the uniforms the environment's reset reads (`Tabular.reset_uniforms`)."""
+
+    def __init__(self, env: Environment, params: EnvParams, view: Tabular, table: TransitionTable):
+        super().__init__()
+        self.name, self.action_set = env.name, env.action_set
+        self.num_game_actions, self.num_reset_uniforms = env.num_game_actions, view.reset_uniforms
+        self.fresh_index = lambda u: view.state_index(
+            env.init(env.reset_draws(pad_reset(env, view, u), params), params)
+        )
+        self.table = table
+
+    def reset_draws(self, uniforms, params):
+        return uniforms
+
+    def init(self, draws, params):
+        return self.fresh_index(draws)
+
+    def game_step(self, index, action, draws, params):
+        entry = index * self.num_game_actions + action
+        packed = jnp.take(self.table.next_state, entry, mode="clip")
+        return packed >> 1, jnp.take(self.table.reward, entry, mode="clip"), (packed & 1) == 1
+
+    def game_observation(self, index):
+        return index
+
+
+def pad_reset(env: Environment, view: Tabular, u: jax.Array) -> jax.Array:
+    """The environment's reset uniforms from the ones it reads: zeros for the rest (Doors' door keys)."""
+    unread = jnp.zeros((env.num_reset_uniforms - view.reset_uniforms, *u.shape[1:]), u.dtype)
+    return jnp.concatenate([u, unread])
+
+
 # --- the program ---
 
 
@@ -187,6 +226,11 @@ class Lanes(NamedTuple):
     index: jax.Array
     last_action: jax.Array
     time: jax.Array
+
+
+def to_lanes(state: EnvState) -> Lanes:
+    """A batch of table-model states as the lanes a run carries (and its checkpoint holds)."""
+    return Lanes(state.game, state.last_action, state.time)
 
 
 class TrainState(NamedTuple):
@@ -222,23 +266,20 @@ def make_program(config: Config, learn: bool = True) -> Program:
     env, env_params = tabular_env(config)
     view = tabular_view(env, env_params)
     num_states, num_actions, num_envs = view.num_states, env.num_actions, config.num_envs
-    action_set = jnp.asarray(env.action_set, jnp.int32)
-    sticky = env_params.sticky_action_prob
-    max_steps = env_params.max_steps
     tables = ("q", "q2") if config.method == "double_q" else ("q",)
     sched = schedule(config.total_steps, config.log_points, num_envs)
+    # The environments the agent steps: the table model (default) or the environment itself, both through the
+    # episode rules of `maxatar.episode` (one row of uniforms per environment: the sticky draw, then the reset's).
+    stepped_env = env
     if config.model == "table":
-        model = transition_table(env, env_params, view)
+        stepped_env = TableGame(env, env_params, view, transition_table(env, env_params, view))
+    autoreset_all = jax.vmap(partial(autoreset, stepped_env, SAME_STEP, final_obs=True), in_axes=(0, None, 0, 1, None))
 
-    def reset_uniforms(u: jax.Array) -> jax.Array:
-        """The reset's uniforms: the two drawn, zeros for the ones the game does not read (Doors' door keys)."""
-        unread = jnp.zeros((env.num_reset_uniforms - view.reset_uniforms, *u.shape[1:]), u.dtype)
-        return jnp.concatenate([u, unread])
-
-    def fresh_index(u: jax.Array) -> jax.Array:
-        """The state index of a reset from uniforms (num_reset_uniforms, ...)."""
-        game = jax.vmap(lambda v: env.init(env.reset_draws(v, env_params), env_params), in_axes=1)(u)
-        return jax.vmap(view.state_index)(game)
+    def fresh_envs(u: jax.Array):
+        """Fresh environments from their reset's uniforms (view.reset_uniforms, num_envs)."""
+        if config.model == "table":
+            return to_lanes(jax.vmap(stepped_env.reset_from_uniforms, in_axes=(1, None))(u, env_params)[1])
+        return jax.vmap(env.reset_from_uniforms, in_axes=(1, None))(pad_reset(env, view, u), env_params)[1]
 
     def current_index(envs) -> jax.Array:
         """The state index of every environment."""
@@ -249,24 +290,16 @@ def make_program(config: Config, learn: bool = True) -> Program:
     def env_step(envs, action, u):
         """(next index before any reset, reward, terminated, done, envs after auto-reset) from the step's
         uniforms u: [action, sticky, reset...]."""
+        uniforms = u[1:ROWS] if config.model == "table" else jnp.concatenate([u[1:2], pad_reset(env, view, u[2:ROWS])])
+        if config.model == "table":  # a running lane is never terminated: auto-reset replaces finished ones
+            envs = EnvState(envs.index, envs.last_action, envs.time, jnp.zeros_like(envs.index, bool))
+        next_envs, _, _, reward, terminated, truncated, info = autoreset_all(envs, False, action, uniforms, env_params)
+        # The step's own next state (before the reset): its index, read from its observation.
+        final = info["final_obs"]
+        next_index = final if config.model == "table" else view.obs_index(final)
         if config.model == "table":
-            executed = jnp.where(u[1] < sticky, envs.last_action, action_set[action])
-            entry = envs.index * env.num_game_actions + executed
-            packed = jnp.take(model.next_state, entry, mode="clip")
-            reward, terminated = jnp.take(model.reward, entry, mode="clip"), (packed & 1) == 1
-            next_index, time = packed >> 1, envs.time + 1
-            done = terminated | ((max_steps > 0) & (time >= max_steps))
-            fresh = fresh_index(reset_uniforms(u[2:ROWS]))
-            lanes = Lanes(jnp.where(done, fresh, next_index), executed, jnp.where(done, 0, time))
-            return next_index, reward, terminated, done, lanes
-        draws = jax.vmap(lambda v, s: env.draws_from_uniforms(v, s, env_params), in_axes=(1, 0))(u[1:2], envs)
-        _, stepped, reward, terminated, truncated, _ = jax.vmap(env.transition, in_axes=(0, 0, 0, None))(
-            envs, action, draws, env_params
-        )
-        _, fresh = jax.vmap(env.reset_from_uniforms, in_axes=(1, None))(reset_uniforms(u[2:ROWS]), env_params)
-        done = terminated | truncated
-        next_envs = jax.vmap(tree_select)(done, keep_last_action(fresh, stepped), stepped)
-        return current_index(stepped), reward, terminated, done, next_envs
+            next_envs = to_lanes(next_envs)
+        return next_index, reward, terminated, terminated | truncated, next_envs
 
     def rows(table: jax.Array, index: jax.Array) -> jax.Array:
         """Q(index, .) as (num_envs, A): one 1-D gather per action (XLA's CPU gathers of rows are slower)."""
@@ -324,10 +357,7 @@ def make_program(config: Config, learn: bool = True) -> Program:
         """Zero tables and fresh environments, tied to the seed's key."""
         key, env_key = jax.random.split(key)
         u = jax.random.uniform(env_key, (view.reset_uniforms, num_envs))
-        if config.model == "table":
-            envs = Lanes(fresh_index(reset_uniforms(u)), jnp.zeros(num_envs, jnp.int32), jnp.zeros(num_envs, jnp.int32))
-        else:
-            envs = jax.vmap(env.reset_from_uniforms, in_axes=(1, None))(reset_uniforms(u), env_params)[1]
+        envs = fresh_envs(u)
         zeros = jnp.zeros(num_envs, jnp.float32)
         state = TrainState(
             params={name: jnp.zeros((num_states, num_actions), jnp.float32) for name in tables},

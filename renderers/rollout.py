@@ -14,7 +14,9 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-from maxatar.core import Environment, EnvParams, keep_last_action, tree_select
+from maxatar.core import Environment, EnvParams
+from maxatar.episode import NEXT_STEP, autoreset
+from maxatar.prng import uniform
 from renderers.frames import frame
 
 Policy = Callable[[jax.Array, jax.Array], jax.Array]
@@ -64,21 +66,17 @@ def _render_rollout(env, params, policy, key, num_frames, overlay, scale):
     _, state = env.reset(reset_key, params)
 
     def body(carry, step_key):
-        state, done, episode_return = carry
-        act_key, env_key, reset_key = jax.random.split(step_key, 3)
+        state, pending, episode_return = carry
+        act_key, env_key = jax.random.split(step_key)
         if overlay:
             image = frame(env, state, episode_return, state.time, scale=scale)
         else:
             image = frame(env, state, scale=scale)
         action = jnp.asarray(policy(act_key, env.observation(state))).astype(jnp.int32).reshape(())
-        _, stepped, reward, terminated, truncated, _ = env.step(env_key, state, action, params)
-        _, fresh = env.reset(reset_key, params)
-        fresh = keep_last_action(fresh, state)
-        next_carry = (
-            tree_select(done, fresh, stepped),
-            ~done & (terminated | truncated),
-            jnp.where(done, 0.0, episode_return + reward),
-        )
+        # The frame after an episode's last step shows how it ended; the next step starts a new one.
+        uniforms = uniform(env_key, (env.num_auto_reset_uniforms,))
+        state, next_pending, _, reward, _, _, _ = autoreset(env, NEXT_STEP, state, pending, action, uniforms, params)
+        next_carry = (state, next_pending, jnp.where(pending, 0.0, episode_return + reward))
         return next_carry, (image, episode_return)
 
     carry = (state, jnp.bool_(False), jnp.float32(0.0))

@@ -11,7 +11,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import maxatar
-from maxatar.core import AutoReset, EnvState
+from maxatar.core import EnvState
+from maxatar.episode import AutoReset
 
 IDS = maxatar.registered_ids()
 STEPS = 40

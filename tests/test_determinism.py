@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 import maxatar
+from maxatar.episode import TwinEnv
 from maxatar.sb3 import make_sb3_vec_env
 from maxatar.tape import tape_row
-from maxatar.twin import TwinEnv, load_twin
+from maxatar.twin import load_twin
 
 DETERMINISTIC = ["Breakout-v0", "SpaceInvaders-v0", "CartPole-v1", "Doors-v0"]
 RANDOM = ["Asterix-v0", "Freeway-v0", "Seaquest-v0"]

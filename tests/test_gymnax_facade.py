@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from maxatar import gymnax
-from maxatar.core import AutoReset
+from maxatar.episode import AutoReset
 
 N, T = 8, 64
 BREAKOUT_LIMIT = 12  # below T, so time-limit truncations happen alongside terminations

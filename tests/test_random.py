@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import maxatar
-from maxatar.core import AutoReset
+from maxatar.episode import AutoReset
 from maxatar.prng import uniform
 
 SHAPES = [(), (0,), (1,), (2,), (5,), (17,), (3, 7), (64, 33), (4096, 5), (2, 3, 4), (1, 1, 1, 9)]

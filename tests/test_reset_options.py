@@ -21,11 +21,11 @@ from gymnasium.utils.env_checker import check_env
 
 import maxatar
 from maxatar import gymnax
-from maxatar.core import AutoReset
+from maxatar.episode import AutoReset, TwinEnv
 from maxatar.reset_options import check_state
 from maxatar.sb3 import make_sb3_vec_env
 from maxatar.tape import tape_row
-from maxatar.twin import TwinEnv, load_twin
+from maxatar.twin import load_twin
 from tests.parity import harness
 from tests.parity.scripted_random import SeededSource
 from tests.parity.test_asterix import AsterixParity

@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 
 import maxatar
 from maxatar.core import EnvState
-from maxatar.twin import TwinEnv, load_twin
+from maxatar.episode import TwinEnv
+from maxatar.twin import load_twin
 from tests.parity.test_seaquest import (
     DEAD_SUBS_FIRE,
     DIVERS_NEWEST_FIRST,

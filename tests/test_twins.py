@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import maxatar
-from maxatar.core import keep_last_action, tree_select
+from maxatar.episode import NEXT_STEP, TwinEnv, autoreset
 from maxatar.prng import uniform
-from maxatar.twin import TwinEnv, load_twin
+from maxatar.twin import load_twin
 
 EXACT_IDS = [i for i in maxatar.registered_ids() if "CartPole" not in i]  # CartPole: see test_cartpole.py
 STEPS = 600
@@ -28,44 +28,34 @@ STEPS = 600
 
 @partial(jax.jit, static_argnums=0)
 def jax_play(env, rows, actions, params):
-    """The twin protocol in JAX: row 0 resets; after an episode ends, the next row resets instead of stepping."""
-    nd = env.num_draws
-    _, state = env.reset_from_uniforms(rows[0, nd:], params)
+    """The twin protocol in JAX: row 0 resets, then NEXT_STEP auto-reset (`maxatar.episode.autoreset`)."""
+    _, state = env.reset_from_uniforms(rows[0, env.num_draws :], params)
 
     def body(carry, inputs):
         state, pending = carry
         row, action = inputs
-        _, fresh = env.reset_from_uniforms(row[nd:], params)
-        fresh = keep_last_action(fresh, state)
-        _, stepped, reward, terminated, truncated, _ = env.transition(
-            state, action, env.draws_from_uniforms(row[:nd], state, params), params
+        state, next_pending, obs, reward, terminated, truncated, _ = autoreset(
+            env, NEXT_STEP, state, pending, action, row, params
         )
-        state = tree_select(pending, fresh, stepped)
-        reward = jnp.where(pending, 0.0, reward)
-        terminated, truncated = terminated & ~pending, truncated & ~pending
-        out = (env.observation(state), reward, terminated, truncated, pending, state)
-        return (state, (terminated | truncated) & ~pending), out
+        return (state, next_pending), (obs, reward, terminated, truncated, pending, state)
 
     first = (env.observation(state), state)
     return first, jax.lax.scan(body, (state, jnp.bool_(False)), (rows[1:], actions))[1]
 
 
 def twin_play(env, params, rows, actions):
-    """The same protocol through `TwinEnv`, stacked like `jax_play`'s outputs (numpy)."""
+    """The same protocol through `TwinEnv.autoreset_step`, stacked like `jax_play`'s outputs (numpy)."""
     twin = TwinEnv(env, params, load_twin(env, params))
     rows = rows.tolist()
     first = (twin.reset(rows[0]), twin.numpy_state())
     out, pending = [], False
     for row, action in zip(rows[1:], actions.tolist(), strict=True):
-        if pending:
-            obs, reward, terminated, truncated = twin.reset(row), 0.0, False, False
-        else:
-            obs, reward, terminated, truncated = twin.step(action, row)
+        was_pending = pending
+        pending, obs, reward, terminated, truncated, _ = twin.autoreset_step(NEXT_STEP, pending, action, row)
         assert type(reward) is float and type(terminated) is bool and type(truncated) is bool
-        out.append((obs, np.float32(reward), terminated, truncated, pending, twin.numpy_state()))
+        out.append((obs, np.float32(reward), terminated, truncated, was_pending, twin.numpy_state()))
         if np.float32(reward) != reward:
             raise AssertionError(f"row {len(out)}: reward {reward!r} is not a float32 value")
-        pending = (terminated or truncated) and not pending
     stacked = [np.stack(column) for column in list(zip(*out, strict=True))[:5]]
     states = jax.tree.map(lambda *leaves: np.stack(leaves), *[o[5] for o in out])
     return first, (*stacked, states)
