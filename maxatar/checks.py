@@ -105,10 +105,6 @@ def check_env_id(env_id) -> str:
 # --- params --------------------------------------------------------------------------------------------------
 
 
-def _level_range(env) -> str:
-    return f"0..{env.max_difficulty}" if env is not None else "0 or more"
-
-
 def _check_scalar(name: str, value, kind: str, env) -> Any:
     """One concrete scalar field value, checked, as a Python scalar (or a ValueError/TypeError naming `name`)."""
     if kind == FLAG:

@@ -414,6 +414,7 @@ class MaxAtarVectorEnv(VectorEnv):
         self._obs: list | None = None  # the Python backend's current observation of each sub-environment
         self._spec = _VectorSpec(self.env, self.num_envs, self.autoreset_mode, self.mesh)
         self._placed_params: tuple[EnvParams, EnvParams] | None = None  # (params, their replicated copy)
+        self._previous = None  # the JAX backend's state before its last step with JAX actions (`_step_device`)
 
     @property
     def devices(self) -> list:
@@ -522,9 +523,11 @@ class MaxAtarVectorEnv(VectorEnv):
         output the flags come back in the one gather of the results, and an out-of-range action raises before
         the step is committed (state and tape as they were), as on the Python backend; with JAX output nothing
         waits for the device, so such an action is clipped and flagged in `info["invalid_action"]`, as under
-        `jit` (`Environment.transition`)."""
-        position = self._tape.position
-        state, pending, results, info, invalid = _vector_step_flagged(
+        `jit` (`Environment.transition`). The state is replaced at once and the previous one kept until the next
+        step, to restore on a refusal: dropping it only after the gather, or selecting it inside the call,
+        measured 25 to 50 us per step slower on CPU."""
+        previous = self._state, self._pending, self._tape.position
+        self._state, self._pending, results, info, invalid = _vector_step_flagged(
             self._spec,
             self._tape.key,
             self._tape.next_call(),
@@ -534,13 +537,12 @@ class MaxAtarVectorEnv(VectorEnv):
             self._params(),
         )
         if self.output == "jax":
-            self._state, self._pending = state, pending
             return *results, {**info, "invalid_action": invalid}
+        self._previous = previous  # the one before is dropped here, while the device computes
         (obs, reward, terminated, truncated), info, invalid = self._out((results, info, invalid))
         if invalid.any():
-            self._tape.position = position
+            self._state, self._pending, self._tape.position = previous
             raise actions_outside(np.asarray(actions), self.single_action_space.n)
-        self._state, self._pending = state, pending
         return obs, reward, terminated, truncated, info
 
     # --- the Python backend: the same autoreset rules as `_vector_reset` and `_vector_step`, one twin at a time

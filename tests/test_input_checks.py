@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import maxatar
@@ -655,7 +655,9 @@ def test_start_states_are_refused_or_play_alike(env_id, data):
     if messages:
         assert len(messages) == 2 and messages[0] == messages[1], messages
         assert "reset option 'state'" in messages[0]
+        event("refused")
         return
+    event("accepted: plays alike")
     actions = data.draw(st.lists(st.integers(0, envs[0].action_space.n - 1), min_size=20, max_size=20))
     if env_id == "maxatar/CartPole-v1":  # its twin is the float64 reference: the same to rounding
         for action in actions:
