@@ -299,6 +299,7 @@ class Environment:
 
     def sample_reset_draws(self, key: jax.Array, params: EnvParams) -> Any:
         """The reset variates drawn from `key` (kept apart from `init` so tests can feed the reference's)."""
+        check_key(key)
         return self.reset_draws(uniform(key, (self.num_reset_uniforms,)), params)
 
     def reset_from_draws(self, draws: Any, params: EnvParams) -> tuple[jax.Array, EnvState]:
@@ -333,6 +334,7 @@ class Environment:
 
     def sample_draws(self, key: jax.Array, state: EnvState, params: EnvParams | None = None) -> Draws:
         """One step's variates drawn from `key`, so that `transition` itself stays deterministic."""
+        check_key(key)
         params = self.default_params() if params is None else params
         return self.draws_from_uniforms(uniform(key, (self.num_draws,)), state, params)
 

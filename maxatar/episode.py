@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
+from maxatar.checks import check_key, check_params_entry
 from maxatar.core import Draws, Environment, EnvParams, EnvState, keep_last_action, tree_select
 from maxatar.prng import uniform
 from maxatar.twin import Twin
@@ -125,6 +126,8 @@ class AutoReset:
 
     def step(self, key, state, action, params=None):
         """One step that starts a fresh episode where this one ends, from one draw of `num_uniforms`."""
+        check_key(key)
+        check_params_entry(self.env, params)  # params built by hand, outside jit (`maxatar.checks`)
         params = self.env.default_params() if params is None else params
         return self.step_from_uniforms(uniform(key, (self.num_uniforms,)), state, action, params)
 

@@ -152,6 +152,8 @@ def test_breakout_start_state_out_of_range(backend):
     refused(lambda: env.reset(options={"state": bad}), "time", "outside")
     bad = dataclasses.replace(state, last_action=np.int32(6))
     refused(lambda: env.reset(options={"state": bad}), "last_action", "0..5")
+    refused(lambda: env.reset(options={"state": state, "start": 1}), "unknown reset options", "start")
+    refused(lambda: env.reset(options={"state": state.game}), "EnvState")
     step_both(f"gym-{backend}", env, untouched)
 
 
@@ -210,6 +212,9 @@ def test_pure_api_keys_and_params_built_by_hand():
     obs, state = env.reset(KEY, params)
     refused(lambda: env.reset(0, params), "key", "jax.random.key")
     refused(lambda: env.step(7, state, 0, params), "key")
+    refused(lambda: env.sample_draws(np.uint64(3), state), "key")
+    refused(lambda: maxatar.AutoReset(env).step(KEY, state, 0, EnvParams(max_steps=1.5)), "max_steps")
+    refused(lambda: maxatar.AutoReset(env).step(3, state, 0), "key")
     refused(lambda: env.reset(jax.random.split(KEY, 2), params), "key", "one PRNG key")
     refused(lambda: env.reset(KEY, DoorsParams()), "params", "EnvParams", "DoorsParams")
     refused(lambda: env.reset(KEY, EnvParams(sticky_action_prob=2.0)), "sticky_action_prob")
