@@ -9,6 +9,6 @@ __version__ = "0.1.0"
 __all__ = ["AutoReset", "Draws", "EnvParams", "EnvState", "Environment", "make", "registered_ids", "sharding"]
 
 from maxatar import sharding  # noqa: E402  (several devices: meshes, placement, batched reset/step)
-from maxatar.gym_api import register_envs  # noqa: E402  (registration needs the registry above)
+from maxatar.gym import register_envs  # noqa: E402  (registration needs the registry above)
 
 register_envs()

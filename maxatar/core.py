@@ -375,7 +375,7 @@ class Environment:
 
 def observation_bounds(env: Environment) -> tuple:
     """(low, high, dtype) of one observation, bounds inclusive, from the environment's static description: the
-    numbers behind both the Gymnasium space (`gym_api.observation_space`) and gymnax's (`gymnax.observation_box`),
+    numbers behind both the Gymnasium space (`maxatar.gym.observation_space`) and gymnax's (`gymnax.observation_box`),
     so the two front ends never disagree. Bool and integer-code bounds are scalars; float bounds are per element."""
     if env.obs_dtype == jnp.bool_:
         return 0, 1, np.dtype(np.bool_)

@@ -23,7 +23,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from maxatar.checks import check_num_envs, check_seed
-from maxatar.gym_api import MaxAtarVectorEnv
+from maxatar.gym import MaxAtarVectorEnv
 from maxatar.reset_options import DIFFICULTY, STATE, parse
 
 

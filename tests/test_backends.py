@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import maxatar
-from maxatar.gym_api import PYTHON_MAX_ENVS, MaxAtarEnv, MaxAtarVectorEnv
+from maxatar.gym import MaxAtarEnv, MaxAtarVectorEnv
+from maxatar.gym.backend import PYTHON_MAX_ENVS
 from maxatar.twin import load_twin
 
 TWIN_IDS = [i for i in maxatar.registered_ids() if load_twin(*maxatar.make(i)) is not None]

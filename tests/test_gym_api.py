@@ -11,7 +11,7 @@ from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
 
 import maxatar
-from maxatar.gym_api import MaxAtarFuncEnv, MaxAtarVectorEnv
+from maxatar.gym import MaxAtarFuncEnv, MaxAtarVectorEnv
 
 IDS = maxatar.registered_ids()
 

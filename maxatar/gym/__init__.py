@@ -1,0 +1,45 @@
+"""Gymnasium front end, one module per job, and the registration of every id.
+
+* `functional`: `MaxAtarFuncEnv` (Gymnasium's functional API) and `observation_space`;
+* `single`: `MaxAtarEnv`; `vector`: `MaxAtarVectorEnv`; `backend`: what both choose alike (Python twins or one
+  jitted call, outputs, rendering, the seed of a new tape). The tape is `maxatar.tape`, reset options
+  `maxatar.reset_options`, input checks `maxatar.checks`, the episode rules `maxatar.episode`.
+
+`MaxAtarVectorEnv` supports Gymnasium's next-step, same-step and disabled autoreset modes, returns numpy or JAX
+arrays, and can split its environments over several devices (`devices=`).
+
+Numpy outputs are fresh, writable copies (as Gymnasium's own environments return): changing them never
+changes the environment's state.
+"""
+
+from __future__ import annotations
+
+import gymnasium
+
+from maxatar.gym.functional import MaxAtarFuncEnv, StepState, observation_space
+from maxatar.gym.single import MaxAtarEnv
+from maxatar.gym.vector import MaxAtarVectorEnv
+from maxatar.registry import registered_ids
+
+
+def register_envs() -> None:
+    """Register every MaxAtar id with Gymnasium (idempotent). Importing `maxatar` calls this."""
+    for env_id in registered_ids():
+        if env_id in gymnasium.registry:
+            continue
+        gymnasium.register(
+            id=env_id,
+            entry_point="maxatar.gym:MaxAtarEnv",
+            vector_entry_point="maxatar.gym:MaxAtarVectorEnv",
+            kwargs={"env_id": env_id},
+        )
+
+
+__all__ = [
+    "MaxAtarEnv",
+    "MaxAtarFuncEnv",
+    "MaxAtarVectorEnv",
+    "StepState",
+    "observation_space",
+    "register_envs",
+]
