@@ -118,6 +118,19 @@ def _write_temp(directory: Path, name: str, write: Callable[[Any], None]) -> Pat
     return tmp
 
 
+def _put(tmp: Path, path_of: Callable[[str], Path]) -> str:
+    """Rename the written temporary file `tmp` to `path_of(its sha256)` and return the digest; on any failure the
+    temporary file goes."""
+    try:
+        with open(tmp, "rb") as f:
+            digest = _sha256(f)
+        os.replace(tmp, path_of(digest))
+    except BaseException:
+        _remove(tmp)
+        raise
+    return digest
+
+
 def _sha256(f) -> str:
     digest = hashlib.sha256()
     while chunk := f.read(_CHUNK):
@@ -204,23 +217,12 @@ def save(directory: str | Path, state: Any, meta: dict[str, Any]) -> Path:
     name = None
     try:
         tmp = _write_temp(directory, STATE_FILE, lambda f: np.savez(f, **arrays))
-        try:
-            with open(tmp, "rb") as f:
-                digest = _sha256(f)
-            os.replace(tmp, directory / f"checkpoint-{digest[:16]}.npz")
-        except BaseException:
-            _remove(tmp)
-            raise
+        digest = _put(tmp, lambda digest: directory / f"checkpoint-{digest[:16]}.npz")
         name = f"checkpoint-{digest[:16]}.npz"
         _sync_directory(directory)
         fields = {k: v for k, v in meta.items() if k not in ("format", "state_file", "state_sha256")}
         text = json.dumps({"format": FORMAT, **fields, "state_file": name, "state_sha256": digest}, indent=1)
-        tmp = _write_temp(directory, META_FILE, lambda f: f.write(text.encode()))
-        try:
-            os.replace(tmp, directory / META_FILE)
-        except BaseException:
-            _remove(tmp)
-            raise
+        _put(_write_temp(directory, META_FILE, lambda f: f.write(text.encode())), lambda _: directory / META_FILE)
     except BaseException as error:
         # The new array file goes too, unless the JSON names it after all (an interrupt just after the
         # switch) or it is the previous one (a save of the same state).
@@ -734,14 +736,7 @@ def export_policy(run: str | Path, out: str | Path, seed_index: int, record: dic
             arrays[name] = saved.read(name, tuple(leaf.shape), np.dtype(leaf.dtype))[seed_index : seed_index + 1]
     arrays[PROGRESS_KEY] = np.asarray(meta["intervals_done"], np.int64)
     out.mkdir(parents=True, exist_ok=True)
-    tmp = _write_temp(out, STATE_FILE, lambda f: np.savez_compressed(f, **arrays))
-    try:
-        with open(tmp, "rb") as f:
-            digest = _sha256(f)
-        os.replace(tmp, out / STATE_FILE)
-    except BaseException:
-        _remove(tmp)
-        raise
+    digest = _put(_write_temp(out, STATE_FILE, lambda f: np.savez_compressed(f, **arrays)), lambda _: out / STATE_FILE)
     eval_ = meta["final_eval"]
     one = {**eval_, "return_per_seed": [eval_["return_per_seed"][seed_index]]}
     one["return_mean"] = one["return_per_seed"][0]
@@ -760,12 +755,7 @@ def export_policy(run: str | Path, out: str | Path, seed_index: int, record: dic
         },
         indent=1,
     )
-    tmp = _write_temp(out, META_FILE, lambda f: f.write(text.encode()))
-    try:
-        os.replace(tmp, out / META_FILE)
-    except BaseException:
-        _remove(tmp)
-        raise
+    _put(_write_temp(out, META_FILE, lambda f: f.write(text.encode())), lambda _: out / META_FILE)
     return out
 
 

@@ -19,6 +19,7 @@ TWIN_IDS = [i for i in maxatar.registered_ids() if load_twin(*maxatar.make(i)) i
 
 
 def assert_same(a, b, exact=True):
+    """Two pytrees hold the same leaves: dtypes, shapes and values (to float32 rounding unless `exact`)."""
     for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
         x, y = np.asarray(x), np.asarray(y)
         assert x.dtype == y.dtype and x.shape == y.shape

@@ -30,6 +30,7 @@ from maxatar.core import EnvParams
 from maxatar.games.doors.rules import DoorsParams
 from maxatar.sb3 import make_sb3_vec_env
 from maxatar.tape import TAPE_CALLS, Tape, seed_words
+from tests.test_backends import assert_same
 
 GAME = "maxatar/Asterix-v0"  # a game with a difficulty ramp, so every keyword changes how it plays
 N_PY, N_JAX = 4, 40  # make_vec sizes: the Python backend's and (above its 32) the JAX backend's
@@ -45,16 +46,6 @@ def refused(call, *names):
     for name in names:
         assert name in message, f"{name!r} not in {message!r}"
     return message
-
-
-def leaves_equal(a, b, exact=True):
-    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
-        x, y = np.asarray(x), np.asarray(y)
-        assert x.dtype == y.dtype and x.shape == y.shape
-        if exact:
-            np.testing.assert_array_equal(x, y)
-        else:
-            np.testing.assert_allclose(x, y, rtol=1e-4, atol=1e-5)
 
 
 # --- front ends, built once --------------------------------------------------------------------------------
@@ -147,7 +138,7 @@ def test_breakout_start_state_out_of_range(backend):
             ),
         )
         refused(lambda bad=bad: env.reset(options={"state": bad}), f"game.{field}", "outside")
-        leaves_equal(env.unwrapped.state, state)
+        assert_same(env.unwrapped.state, state)
     bad = dataclasses.replace(state, time=np.int32(-1))
     refused(lambda: env.reset(options={"state": bad}), "time", "outside")
     bad = dataclasses.replace(state, last_action=np.int32(6))
@@ -233,8 +224,8 @@ def test_pure_api_keys_and_params_built_by_hand():
     step = jax.jit(env.step)
     a = step(KEY, state, 3, hand)
     b = step(KEY, state, 3, made)
-    leaves_equal(a[:5], b[:5])
-    leaves_equal(env.step(KEY, state, 3, hand)[:5], a[:5])  # eager: checked, then used as given
+    assert_same(a[:5], b[:5])
+    assert_same(env.step(KEY, state, 3, hand)[:5], a[:5])  # eager: checked, then used as given
     # under jit nothing can raise: traced params and actions pass (the documented clip and flag)
     info = jax.jit(env.step)(KEY, state, jnp.int32(99), EnvParams(sticky_action_prob=2.0))[-1]
     assert bool(info["invalid_action"])
@@ -272,7 +263,7 @@ def test_tape_ends_with_an_error(front):
     state = inner.state
     with pytest.raises(RuntimeError, match=r"used up: one seed's tape holds 2\*\*32 calls"):
         env.step(0 if n == 1 else np.zeros(n, int))
-    leaves_equal(inner.state, state)
+    assert_same(inner.state, state)
     for e in (env, untouched):
         e.reset(seed=2)
     step_both(front, env, untouched)
@@ -362,8 +353,8 @@ def play_both(env_id: str, steps: int = 110, **kwargs):
     (a, state_a), (b, state_b) = runs
     assert len(a) == len(b)
     for x, y in zip(a, b, strict=True):
-        leaves_equal(x, y)
-    leaves_equal(state_a, state_b)
+        assert_same(x, y)
+    assert_same(state_a, state_b)
 
 
 @settings(max_examples=70)
@@ -467,7 +458,7 @@ def test_single_actions_of_every_type(front, action):
         if valid is None:
             refused(lambda: env.step(KEY, state, action, params), "action")
         else:
-            leaves_equal(env.step(KEY, state, action, params)[:3], env.step(KEY, state, valid, params)[:3])
+            assert_same(env.step(KEY, state, action, params)[:3], env.step(KEY, state, valid, params)[:3])
         return
     env, untouched = pair(front)
     for e in (env, untouched):
@@ -656,7 +647,7 @@ def test_start_states_are_refused_or_play_alike(env_id, data):
             env.reset(seed=5, options={"state": state})
         except REFUSED as error:
             messages.append(str(error))
-            leaves_equal(env.unwrapped.state, was)
+            assert_same(env.unwrapped.state, was)
     if messages:
         assert len(messages) == 2 and messages[0] == messages[1], messages
         assert "reset option 'state'" in messages[0]
@@ -674,8 +665,8 @@ def test_start_states_are_refused_or_play_alike(env_id, data):
         return
     for action in actions:
         a, b = (env.step(action) for env in envs)
-        leaves_equal(a[:4], b[:4])
-    leaves_equal(envs[0].unwrapped.state, envs[1].unwrapped.state)
+        assert_same(a[:4], b[:4])
+    assert_same(envs[0].unwrapped.state, envs[1].unwrapped.state)
 
 
 def test_state_ranges_name_field_and_range():
@@ -705,7 +696,7 @@ def test_vector_start_states_and_options(front):
     refused(lambda: venv.reset(options={"state": bad}), "game.ball_x", "12", f"index [{n - 1}]")
     refused(lambda: venv.reset(options={"reset_mask": np.ones(n, bool), "mode": 1}), "mode")
     refused(lambda: venv.reset(options={"difficulty": 1}), "no difficulty ramp")
-    leaves_equal(venv.state, batch)
+    assert_same(venv.state, batch)
     step_both(front, venv, untouched)
     runs = []
     for backend in ("python", "jax"):
@@ -718,7 +709,7 @@ def test_vector_start_states_and_options(front):
         v.reset(seed=1, options={"state": ended})
         runs.append([v.step(np.array([1, 2]))[:4] for _ in range(6)])
     for a, b in zip(*runs, strict=True):
-        leaves_equal(a, b)
+        assert_same(a, b)
 
 
 # --- params built by hand -------------------------------------------------------------------------------------
@@ -747,6 +738,6 @@ def test_params_built_by_hand(field, value):
         return
     if any(np.ndim(leaf) for leaf in jax.tree.leaves(hand)):
         return  # batched: the pure API vmaps over them
-    leaves_equal((obs, state), reset(KEY, hand))
-    leaves_equal(env.step(KEY, state, 5, hand)[:5], step(KEY, state, 5, hand)[:5])
-    leaves_equal(facade.reset(KEY, hand), (obs, state))
+    assert_same((obs, state), reset(KEY, hand))
+    assert_same(env.step(KEY, state, 5, hand)[:5], step(KEY, state, 5, hand)[:5])
+    assert_same(facade.reset(KEY, hand), (obs, state))
