@@ -36,27 +36,18 @@ from maxatar.games.seaquest.rules import (
     Seaquest,
     SeaquestDraws,
 )
-from maxatar.games.seaquest.twin import SeaquestTwin, slot_flags, unpack_records
+from maxatar.games.seaquest.twin import (
+    SCALARS,  # the state's scalar fields, named once
+    SeaquestTwin,
+    slot_flags,
+    unpack_records,
+)
 from tests.parity import harness
 from tests.parity.harness import CHUNK, PROBS, SMALL_PROBS, from_list
 from tests.parity.scripted_random import UNIFORM32, ScriptedRandom, SeededSource, attach
 
 ENV = Seaquest()
 LONG = 3000  # steps of the long late-game episodes
-SCALARS = (
-    "oxygen",
-    "diver_count",
-    "sub_x",
-    "sub_y",
-    "sub_or",
-    "shot_timer",
-    "e_spawn_speed",
-    "e_spawn_timer",
-    "d_spawn_timer",
-    "move_speed",
-    "ramp_index",
-    "surface",
-)
 LISTS = ("f_bullets", "e_bullets", "e_fish", "e_subs", "divers")
 NOOP, LEFT, UP, RIGHT, DOWN, FIRE = range(6)
 

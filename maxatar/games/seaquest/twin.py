@@ -57,7 +57,7 @@ class _Slot:
 
 
 # SeaquestState's scalar fields before the enemy ring, which `_Game` keeps as Python ints and bools
-_SCALARS = (
+SCALARS = (
     "sub_x",
     "sub_y",
     "sub_or",
@@ -80,7 +80,7 @@ class _Game:
     `bullets`: two friendly bullet records [alive, right, x, y]; `divers`: two diver records
     [alive, lr, x, y, move timer]; record 0 is the older, x is stored as in its 4 bits (0..15)."""
 
-    __slots__ = (*_SCALARS, "e_next", "overflow", "slots", "enemies", "shots", "bullets", "divers")
+    __slots__ = (*SCALARS, "e_next", "overflow", "slots", "enemies", "shots", "bullets", "divers")
 
 
 def _planes(values, n):
@@ -443,7 +443,7 @@ class SeaquestTwin(Twin):
     def from_pure(self, state):
         """The twin state of a JAX `SeaquestState` (the inverse of `to_pure`)."""
         g = _Game()
-        for name in _SCALARS:
+        for name in SCALARS:
             setattr(g, name, bool(getattr(state, name)) if name in ("sub_or", "surface") else int(getattr(state, name)))
         g.e_next, g.overflow = int(state.e_next), bool(state.overflow)
         fields = {
