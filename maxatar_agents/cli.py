@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import dataclasses
 import functools
+import shutil
 import signal
 import sys
 import tempfile
@@ -361,10 +362,17 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
     start_distributed(args)
     lead = jax.process_index() == 0  # the process that writes files and prints
     out = Path(args.out)
+    created = not out.exists()
     plan = plan_run(algorithm, module, args, out)
     runs = plan.runs()
-    mesh = make_seed_mesh(devices, len(runs), args.distributed, swept=plan.sweep is not None)
-    tracker = start_tracking(args, plan, out, lead)
+    try:
+        mesh = make_seed_mesh(devices, len(runs), args.distributed, swept=plan.sweep is not None)
+        tracker = start_tracking(args, plan, out, lead)
+    except UsageError:
+        if created and lead:  # a run that cannot start leaves no --out of its own behind
+            checkpoint.unlock_run(out)
+            shutil.rmtree(out, ignore_errors=True)
+        raise
 
     compile_start = time.time()
     parts = compile_plan(plan, len(runs), mesh)
