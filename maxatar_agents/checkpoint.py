@@ -160,6 +160,25 @@ def _last_good(directory: Path) -> str:
     )
 
 
+def check_room(directory: str | Path) -> None:
+    """Prove that the next save of the run in `directory` fits before training resumes: a file the size of its
+    current checkpoint (array file and JSON; a save writes the new pair before the old array file goes) is
+    allocated and removed. A full disk, a quota, a file size limit or a read-only directory is then a
+    `CheckpointError` now, not after the next interval's training."""
+    directory = Path(directory)
+    state = directory / (_named_state(directory) or STATE_FILE)
+    size = sum(path.stat().st_size for path in (state, directory / META_FILE) if path.exists())
+    if size == 0:
+        return
+    try:
+        _remove(_write_temp(directory, "room", lambda f: os.posix_fallocate(f.fileno(), 0, size)))
+    except OSError as error:
+        raise CheckpointError(
+            f"cannot resume in {directory}: its next checkpoint ({size} bytes) would not fit "
+            f"({error.strerror or error}); {_last_good(directory)}"
+        ) from None
+
+
 def _save_failed(directory: Path, error: OSError, last_good: str) -> CheckpointError:
     reason = error.strerror or str(error)
     hint = {errno.ENOSPC: "; free some space", errno.EDQUOT: "; free some space", errno.EROFS: ""}

@@ -335,6 +335,8 @@ def plan_run(algorithm: str, module, args: argparse.Namespace, out: Path) -> run
     if sweep is not None and sweep != saved_sweep:
         raise UsageError(f"the checkpoint in {str(out)!r} sweeps {saved_sweep}, the options say {sweep}")
     prepare_out(out)
+    if jax.process_index() == 0:  # the process that saves: its next checkpoint must fit
+        checkpoint.check_room(out)
     return runner.Plan(algorithm, config, seeds, preset or meta.get("preset"), meta, saved_sweep)
 
 

@@ -280,6 +280,29 @@ def test_a_full_disk_during_a_save_leaves_nothing_and_names_the_last_good_checkp
     assert_trees_equal(load(run), state)
 
 
+def test_resume_refuses_to_start_when_the_next_checkpoint_would_not_fit(run):
+    # A file size limit below the checkpoint's size stands for a disk that has filled since (SIGXFSZ ignored, so
+    # the allocation fails with EFBIG instead of killing the process): the resume stops at once, before training.
+    size = (run / META).stat().st_size + state_path(run).stat().st_size
+    full_disk = f"""
+        import resource, signal, sys
+        from maxatar_agents import cli
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, ({size // 2}, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+        cli.main("dqn", ["--out", sys.argv[1], "--resume", "--no-progress"])
+    """
+    before, state = files(run), load(run)
+    result = python(full_disk, str(run))
+    assert result.returncode == 2, result.stderr
+    message = result.stderr.strip()
+    assert len(message.splitlines()) == 1, message
+    assert f"cannot resume in {run}: its next checkpoint ({size} bytes) would not fit (File too large)" in message
+    assert f"the last good checkpoint is still {run / META}" in message
+    assert files(run) == before
+    assert_trees_equal(load(run), state)
+
+
 # --- one run per directory ---
 
 
