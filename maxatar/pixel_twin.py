@@ -12,7 +12,7 @@ from functools import partial
 import jax
 import numpy as np
 
-from maxatar.pixels import MAX_TABLE_CHANNELS, canvas, numpy_picture
+from maxatar.pixels import numpy_drawable, numpy_picture
 from maxatar.twin import Twin, load_twin
 
 
@@ -29,8 +29,7 @@ class PixelTwin(Twin):
         self.inner = load_twin(env.env, params)
         self.obs_type = env.obs_type
         self.scale = env.scale
-        grid = canvas(env.env, env.scale).grid
-        self.on_grid = grid is not None and grid[2] <= MAX_TABLE_CHANNELS
+        self.on_grid = numpy_drawable(env.env, env.scale)
         self.reset = self.inner.reset  # the dynamics are the game's own
         self.step = self.inner.step
         self.to_pure = self.inner.to_pure

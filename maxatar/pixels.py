@@ -231,6 +231,13 @@ def code_bits(env: Environment) -> np.ndarray | None:
     return np.array(bits, np.int64)
 
 
+def numpy_drawable(env: Environment, scale: int | None = None) -> bool:
+    """Whether `numpy_picture` can draw `env`: a grid game whose cells fit one table (CartPole, drawn by its own
+    hook, and games with more than `MAX_TABLE_CHANNELS` channels go through the JAX picture)."""
+    grid = canvas(env, scale).grid
+    return grid is not None and grid[2] <= MAX_TABLE_CHANNELS
+
+
 def numpy_picture(env: Environment, obs: np.ndarray, obs_type: str, scale: int) -> np.ndarray:
     """`picture` of a grid game in numpy, from its observation (no JAX call): a fresh array."""
     rows, cols, num_channels = canvas(env, scale).grid

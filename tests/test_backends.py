@@ -176,3 +176,23 @@ def test_documented_calls_do_not_warn():
         venv = make_sb3_vec_env("maxatar/Breakout-v0", num_envs=2, seed=0)
         venv.reset()
         venv.step(np.zeros(2, np.int64))
+
+
+@pytest.mark.parametrize("env_id", maxatar.registered_ids())
+def test_render_draws_the_same_frames_on_both_backends(env_id):
+    """The Python backend draws grid games in numpy from its twin (no JAX call); the frames are the JAX ones."""
+    python, jaxed = (gymnasium.make(env_id, backend=b, render_mode="rgb_array") for b in ("python", "jax"))
+    exact = "CartPole" not in env_id  # CartPole's backends agree to float32 rounding (docs/reference-quirks.md)
+    for env in (python, jaxed):
+        env.reset(seed=5)
+    actions = np.random.default_rng(5).integers(0, python.action_space.n, 40)
+    for t, action in enumerate(actions.tolist()):
+        frames = [env.render() for env in (python, jaxed)]
+        assert frames[0].dtype == np.uint8 and frames[0].shape == frames[1].shape
+        if exact or t < 10:
+            np.testing.assert_array_equal(frames[0], frames[1], err_msg=f"{env_id} step {t}")
+        frames[0][:] = 0  # a fresh, writable copy: changing it changes nothing
+        outs = [env.step(action) for env in (python, jaxed)]
+        if outs[0][2] or outs[0][3]:
+            for env in (python, jaxed):
+                env.reset()

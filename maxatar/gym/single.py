@@ -30,6 +30,7 @@ from maxatar.gym.backend import (
     tape_seed,
 )
 from maxatar.gym.functional import MaxAtarFuncEnv
+from maxatar.pixels import canvas, numpy_drawable, numpy_picture
 from maxatar.registry import make
 from maxatar.reset_options import DIFFICULTY, STATE, check_level, check_state, parse
 from maxatar.tape import Tape, tape_row
@@ -139,16 +140,26 @@ class MaxAtarEnv(gymnasium.Env):
             return None
         if self._tape is None:
             raise RuntimeError("call reset() before render()")
-        if self._frame_fn is None:
-            frame = render_plugin("frame")
-            self._frame_fn = jax.jit(lambda state: frame(self.func_env.env, state))
-        image = np.array(self._frame_fn(self.state))  # writable copy
+        image = self._frame()
         if self.render_mode == "rgb_array":
             return image
         if self._window is None:
             self._window = render_plugin("window")(title=self.env_id, fps=self.metadata["render_fps"])
         self._window.show(image)
         return None
+
+    def _frame(self) -> np.ndarray:
+        """The current frame, a fresh writable array. The Python backend draws a grid game in numpy from its twin's
+        observation, the cell table and gather of `obs_type="rgb"` (the same pixels, no JAX call); otherwise
+        the renderers' jitted frame draws the pure state."""
+        env = self.func_env.env
+        if self._twin is not None and not env.obs_pixels and numpy_drawable(env):
+            obs = self._twin.twin.observation(self._twin.game)
+            return numpy_picture(env, obs, "rgb", canvas(env).scale)
+        if self._frame_fn is None:
+            frame = render_plugin("frame")
+            self._frame_fn = jax.jit(lambda state: frame(env, state))
+        return np.array(self._frame_fn(self.state))
 
     def close(self):
         """Close the render window, if one was opened."""
