@@ -134,14 +134,27 @@ FIELD_BOUNDS: dict[str, Bounds] = {
 }
 
 
+# The text fields that name one of a few choices, by field name, whichever agent's config has the field.
+FIELD_CHOICES: dict[str, tuple[str, ...]] = {
+    "optimizer": ("rmsprop", "adam"),
+    "activation": ("tanh", "relu"),
+    "method": ("q_learning", "expected_sarsa", "double_q"),
+    "model": ("table", "env"),
+}
+
+
 def check_fields(config: Any, bounds: dict[str, Bounds] | None = None) -> None:
     """Check every field of a config dataclass against its type (a bool is True or False, an int an integer
-    and not a bool, a float a finite number, a tuple a tuple of its items' type, `| None` also None) and its
-    bounds (`FIELD_BOUNDS`, then `bounds`, a config's own). Raises `ConfigTypeError` or `ConfigError` naming
-    the first bad field."""
+    and not a bool, a float a finite number, a tuple a tuple of its items' type, `| None` also None), its
+    bounds (`FIELD_BOUNDS`, then `bounds`, a config's own) and its choices (`FIELD_CHOICES`). Raises
+    `ConfigTypeError` or `ConfigError` naming the first bad field."""
     limits = {**FIELD_BOUNDS, **(bounds or {})}
     for name, kind in _field_types(type(config)).items():
-        _check_value(name, getattr(config, name), kind, limits.get(name))
+        value = getattr(config, name)
+        _check_value(name, value, kind, limits.get(name))
+        if name in FIELD_CHOICES and value not in FIELD_CHOICES[name]:
+            choices = " or ".join(repr(c) for c in FIELD_CHOICES[name])
+            raise ConfigError(name, f"{name} must be {choices}, got {value!r}")
 
 
 def _check_value(name: str, value: Any, kind: Any, bounds: Bounds | None, optional: bool = False) -> None:

@@ -60,10 +60,6 @@ class Config(off_policy.OffPolicyConfig):
     def __post_init__(self):
         """The skeleton's checks, then DQN's."""
         super().__post_init__()
-        if self.n_step < 1:
-            raise ValueError(f"n_step must be >= 1, got {self.n_step}")
-        if self.optimizer not in ("rmsprop", "adam"):
-            raise ValueError(f"optimizer must be 'rmsprop' or 'adam', got {self.optimizer!r}")
         if self.buffer_size // self.num_envs < self.n_step + 1:
             raise ValueError("buffer_size must hold at least n_step + 1 transitions per environment")
 

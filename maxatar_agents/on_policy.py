@@ -64,16 +64,13 @@ class OnPolicyConfig(RunConfig):
     max_grad_norm: float = 0.5  # gradient clipping by global norm (0: none)
 
     def __post_init__(self):
-        """Also: counts at least 1, minibatches that split a rollout evenly, a positive step size."""
+        """Also: minibatches that split a rollout evenly."""
         super().__post_init__()
-        self.require_counts("num_steps", "num_epochs", "num_minibatches")
         if (self.num_envs * self.num_steps) % self.num_minibatches:
             raise ValueError(
                 f"num_envs * num_steps ({self.num_envs * self.num_steps}) must be a multiple of num_minibatches "
                 f"({self.num_minibatches})"
             )
-        if self.lr <= 0 or self.max_grad_norm < 0:
-            raise ValueError("lr must be > 0 and max_grad_norm >= 0")
 
 
 class Rollout(NamedTuple):

@@ -48,16 +48,6 @@ class Config(on_policy.OnPolicyConfig):
     vf_coef: float = 0.5  # weight of the value loss
     activation: str = "tanh"  # of the policy's and value's hidden layers: "tanh" or "relu"
 
-    def __post_init__(self):
-        """The skeleton's checks, then PPO's."""
-        super().__post_init__()
-        if not 0.0 <= self.gae_lambda <= 1.0:
-            raise ValueError(f"gae_lambda must be in [0, 1], got {self.gae_lambda}")
-        if self.clip_eps <= 0:
-            raise ValueError(f"clip_eps must be > 0, got {self.clip_eps}")
-        if self.activation not in ("tanh", "relu"):
-            raise ValueError(f"activation must be 'tanh' or 'relu', got {self.activation!r}")
-
 
 # A preset's settings go on a few lines by theme (run, rollout and epochs, objective, network).
 # fmt: off

@@ -61,17 +61,6 @@ class Config(on_policy.OnPolicyConfig):
     epsilon_fraction: float = 0.1  # fraction of the run's frames over which epsilon decays linearly
     reward_scale: float = 1.0  # rewards are multiplied by this before the returns (the logged returns are not)
 
-    def __post_init__(self):
-        """The skeleton's checks, then PQN's."""
-        super().__post_init__()
-        if not 0.0 <= self.q_lambda <= 1.0:
-            raise ValueError(f"q_lambda must be in [0, 1], got {self.q_lambda}")
-        if not 0.0 < self.epsilon_fraction <= 1.0:
-            raise ValueError(f"epsilon_fraction must be in (0, 1], got {self.epsilon_fraction}")
-        for name in ("epsilon_start", "epsilon_end"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
-
 
 # A preset's settings go on a few lines by theme (run, rollout and epochs, exploration and returns, network).
 # fmt: off

@@ -54,12 +54,6 @@ class RunConfig:
         check_fields(self)
         check_env(self)
 
-    def require_counts(self, *names: str) -> None:
-        """A `ConfigError` for the first of these fields that is below 1."""
-        for name in names:
-            if getattr(self, name) < 1:
-                raise ConfigError(name, f"{name} must be >= 1, got {getattr(self, name)}")
-
 
 class Schedule(NamedTuple):
     """How a run is cut into logging intervals. Every interval is the same jitted computation, so running

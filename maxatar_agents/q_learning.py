@@ -47,16 +47,16 @@ from maxatar.core import Environment, EnvParams, EnvState, Tabular
 from maxatar.episode import SAME_STEP, autoreset
 from maxatar.prng import materialize, threefry2x32
 from maxatar_agents import program
-from maxatar_agents.configs import Bounds, ConfigError, check_fields
+from maxatar_agents.configs import FIELD_CHOICES, Bounds, ConfigError, check_fields
 from maxatar_agents.program import Program, TrainResult, final_evaluation, schedule, tie_to_seed
 
 ALGORITHM = "q_learning"
 DEFAULT_PRESET = "doors"
 # The preset by environment when none is named (`configs.default_preset`); DEFAULT_PRESET otherwise.
 ENV_PRESETS = {"maxatar/Doors-v0": "doors"}
-METHODS = ("q_learning", "expected_sarsa", "double_q")
+METHODS = FIELD_CHOICES["method"]
 ROWS = 4  # uniforms per environment and step: action, sticky, the reset's two (double Q adds its coin)
-MODELS = ("table", "env")
+MODELS = FIELD_CHOICES["model"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,9 +82,6 @@ class Config:
         agents' shared checks, `configs.check_fields`, with a step size in (0, 1]), the choices, then the
         environment, made once: it must have a tabular view (`tabular_view`)."""
         check_fields(self, {"lr": Bounds(0.0, 1.0, low_open=True)})
-        for name, choices in (("method", METHODS), ("model", MODELS)):
-            if getattr(self, name) not in choices:
-                raise ConfigError(name, f"{name} must be one of {choices}, got {getattr(self, name)!r}")
         program.check_env(self, tabular_env)
         try:
             tabular_view(*tabular_env(self))

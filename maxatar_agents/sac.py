@@ -67,8 +67,6 @@ class Config(off_policy.OffPolicyConfig):
     def __post_init__(self):
         """The skeleton's checks, then SAC's."""
         super().__post_init__()
-        if self.initial_alpha <= 0:
-            raise ValueError(f"initial_alpha must be > 0, got {self.initial_alpha}")
         if self.buffer_size // self.num_envs < 2:
             raise ValueError("buffer_size must hold at least two transitions per environment")
 
