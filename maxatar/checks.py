@@ -229,7 +229,10 @@ def check_params(params: EnvParams, env: Environment | None = None, scalar: bool
 
 
 def check_scalar_params(params: EnvParams, env: Environment) -> EnvParams:
-    """`check_params` for a front end that steps one set of params (batched fields refused)."""
+    """`check_params` for a front end that steps one set of params (batched fields refused). Params already
+    checked (those `maxatar.make` just returned) are only looked at for batched fields."""
+    if _was_checked(params, env) and not any(np.ndim(getattr(params, name)) for name in _kinds(type(params))):
+        return params
     return check_params(params, env, scalar=True)
 
 
@@ -250,15 +253,17 @@ def _remember(params, env) -> None:
         pass
 
 
+def _was_checked(params, env) -> bool:
+    ref = _CHECKED.get((id(params), env.params_class, env.max_difficulty))
+    return ref is not None and ref() is params
+
+
 def check_params_entry(env: Environment, params) -> None:
     """Params entering the pure API (`Environment.reset`, `step`, `transition`): None (the defaults) and params
     already checked for this kind of environment pass at the cost of a dict lookup; other concrete params are
     checked as `check_params` checks them (their values are used as given: nothing is converted here, so an
     eager call and a jitted one compute alike); traced fields pass unchecked."""
-    if params is None:
-        return
-    ref = _CHECKED.get((id(params), env.params_class, env.max_difficulty))
-    if ref is not None and ref() is params:
+    if params is None or _was_checked(params, env):
         return
     _check_class(params, env)
     traced = False

@@ -330,9 +330,9 @@ def _vector_load(spec: _VectorSpec, state, start, chosen):
     return _split(spec, (state, jax.vmap(spec.env.observation)(state)))
 
 
-@partial(jax.jit, static_argnums=0)
-def _vector_step(spec: _VectorSpec, key, call, state, pending, actions, params):
-    """The whole vector step, auto-reset included (`maxatar.episode.autoreset`), as one call, from tape row `call`."""
+def _step_all(spec: _VectorSpec, key, call, state, pending, actions, params):
+    """The whole vector step, auto-reset included (`maxatar.episode.autoreset`), from tape row `call`: (state,
+    pending, results, info, each sub-environment's invalid-action flag)."""
     uniforms = _split(spec, tape_row(key, call, spec.row_shape))
     same_step = spec.autoreset_mode == AutoresetMode.SAME_STEP
     step = partial(autoreset, spec.env, spec.autoreset_mode, final_obs=same_step)
@@ -343,16 +343,13 @@ def _vector_step(spec: _VectorSpec, key, call, state, pending, actions, params):
     if same_step:
         done = terminated | truncated
         info = {"final_obs": step_info["final_obs"], "_final_obs": done, "final_info": {}, "_final_info": done}
-    return _split(spec, (state, pending, (obs, reward, terminated, truncated), info))
+    return _split(spec, (state, pending, (obs, reward, terminated, truncated), info, step_info["invalid_action"]))
 
 
-@partial(jax.jit, static_argnums=0)
-def _vector_step_flagged(spec: _VectorSpec, key, call, state, pending, actions, params):
-    """`_vector_step` and each sub-environment's invalid-action flag (`MaxAtarVectorEnv._step_device`), in the
-    same call."""
-    state, pending, results, info = _vector_step(spec, key, call, state, pending, actions, params)
-    invalid = (actions < 0) | (actions >= spec.env.num_actions)
-    return state, pending, results, info, _split(spec, invalid)
+# One call per step: without the flags for actions checked on the host, with them for a JAX array's
+# (`MaxAtarVectorEnv._step_device`); an unused output is compiled away.
+_vector_step = partial(jax.jit, static_argnums=0)(lambda *args: _step_all(*args)[:4])
+_vector_step_flagged = partial(jax.jit, static_argnums=0)(_step_all)
 
 
 def _parse_autoreset_mode(mode) -> AutoresetMode:
