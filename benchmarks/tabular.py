@@ -31,7 +31,7 @@ TARGET = 10.0
 
 def measure(config: q_learning.Config, agents: int, repeats: int, learn: bool) -> tuple[float, float]:
     """(median steps/s over all agents, compile seconds) of one logging interval."""
-    program = q_learning.make_program(config, learn)
+    program = q_learning.tabular_program(config, learn)
     keys = jnp.stack([jax.random.PRNGKey(i) for i in range(agents)])
     state = jax.jit(jax.vmap(program.init))(keys)
     start = time.perf_counter()

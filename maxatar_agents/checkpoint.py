@@ -16,7 +16,9 @@ A run directory (`save`) holds:
   a second process on the directory stops with an error naming it.
 
 A checkpoint of earlier versions (a `checkpoint.json` without `state_file`, beside `checkpoint.npz`) still
-loads. Loading reads each array's `.npy` header from the zip and compares its shape and dtype with what the
+loads, and so do those written before the agents shared one training state (`program.TrainState`), whose
+learner's fields stood at the top level: a leaf `.learner.params...` is read from `.params...` there.
+Loading reads each array's `.npy` header from the zip and compares its shape and dtype with what the
 config expects before reading any data, so a small file cannot make the loader allocate a huge array.
 
 `load_policy(path) -> (env_id, act_fn)` is the entry point the `renderers` package uses to play a trained
@@ -64,6 +66,7 @@ PRETRAINED_PREFIX = "pretrained:"
 PRETRAINED_DIR = Path(__file__).parent / "pretrained"
 
 _VERSIONED = re.compile(r"checkpoint-[0-9a-f]{16}\.npz")
+LEARNER = ".learner"  # the prefix of the learner's leaves (`program.TrainState.learner`)
 # This module's temporary files (`_write_temp`), and those of earlier versions.
 _TEMPORARY = re.compile(r"\.checkpoint\.(npz|json)\.\d+-[0-9a-f]+\.tmp|checkpoint\.(npz|json)\.tmp")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -551,11 +554,19 @@ class _Arrays:
     def __init__(self, path: Path, archive: zipfile.ZipFile):
         self.path = path
         self._archive = archive
-        self._members = {info.filename.removesuffix(".npy"): info for info in archive.infolist()}
-        self.files = list(self._members)
+        members = {info.filename.removesuffix(".npy"): info for info in archive.infolist()}
+        self.files = list(members)
+        # The learner's leaves under their earlier names (at the top level), where the file has those.
+        legacy = {LEARNER + name: info for name, info in members.items() if LEARNER + name not in members}
+        self._members = {**legacy, **members}
 
     def __contains__(self, name: str) -> bool:
         return name in self._members
+
+    def unexpected(self, names: list[str]) -> list[str]:
+        """The file's arrays that none of `names` (nor the progress counter) reads."""
+        read = {self._members[name].filename for name in names if name in self._members}
+        return sorted(name for name in self.files if name + ".npy" not in read and name != PROGRESS_KEY)
 
     def _header(self, fp, name: str) -> tuple[tuple[int, ...], np.dtype, bool]:
         version = np.lib.format.read_magic(fp)
@@ -664,7 +675,7 @@ def load_state(directory: str | Path, template: Any, meta: dict[str, Any]) -> An
     with _open_arrays(directory, meta) as saved:
         saved.progress(meta, directory)
         missing = [n for n in names if n not in saved]
-        extra = sorted(set(saved.files) - set(names) - {PROGRESS_KEY})
+        extra = saved.unexpected(names)
         if missing or extra:
             raise CheckpointError(
                 f"checkpoint in {directory} does not match this configuration: "
@@ -728,7 +739,7 @@ def load_policy(path: str | Path, seed_index: int | None = None) -> tuple[str, C
 def _policy_leaves(program: Any, num_seeds: int) -> tuple[list[str], Any]:
     """The state file's names of the policy params' leaves, and their (seed-batched) shapes."""
     keys = jax.ShapeDtypeStruct((num_seeds, 2), jnp.uint32)
-    template = getattr(jax.eval_shape(jax.vmap(program.init), keys), program.policy_field)
+    template = program.policy_params(jax.eval_shape(jax.vmap(program.init), keys))
     return [f".{program.policy_field}{name}" for name in tree_paths(template)], template
 
 

@@ -7,10 +7,11 @@ from 1.0 to 0.1 over the 100k frames after that, gamma 0.99, Huber loss and cent
 decay 0.95, eps 0.01 added outside the square root, as PyTorch does), 5M frames with sticky actions (0.1) and
 difficulty ramping on.
 
-Read top to bottom: `Config` and `PRESETS`; the loss (`n_step_target`, `td_loss`); the training state; the
-optimiser; `make_program`, which gives the off-policy skeleton (`off_policy.py`: acting, stepping, the replay
-buffer, the update schedule) DQN's own pieces: initial params, the epsilon-greedy acting rule, the update
-and what to log; `make_train(config) -> train(key)`, the whole run as one jitted, vmappable function.
+Read top to bottom: `Config` and `PRESETS`; the loss (`n_step_target`, `td_loss`); the learner (DQN's part
+of the training state); the optimiser; `make_program`, which gives the off-policy skeleton (`off_policy.py`:
+acting, stepping, the replay buffer, the update schedule) DQN's own pieces: initial params, the epsilon-greedy
+acting rule, the update and what to log; `make_train(config) -> train(key)`, the whole run as one jitted,
+vmappable function.
 
     python -m maxatar_agents.dqn --env maxatar/Breakout-v0 --preset minatar --seeds 4 --out runs/breakout
 """
@@ -28,7 +29,6 @@ import optax
 
 from maxatar.prng import uniform_to_int
 from maxatar_agents import off_policy, program
-from maxatar_agents.evaluation import EpisodeStats
 from maxatar_agents.networks import make_network
 from maxatar_agents.off_policy import Transition
 from maxatar_agents.program import Program, TrainResult, env_from_config
@@ -149,26 +149,11 @@ def td_loss(
 
 
 class Learner(NamedTuple):
-    """The part of the state an update changes."""
+    """DQN's part of the training state (`program.TrainState.learner`): what an update changes."""
 
     params: Any
     target_params: Any
     opt_state: Any
-
-
-class TrainState(NamedTuple):
-    """Everything a run carries from one step to the next (and what a checkpoint holds, field by field)."""
-
-    params: Any
-    target_params: Any
-    opt_state: Any
-    buffer: Any  # flashbax TrajectoryBufferState of Transition
-    env_state: Any
-    obs: jax.Array
-    stats: EpisodeStats
-    key: jax.Array
-    best_params: Any  # with `keep_best`: the params of the best evaluation so far (else unused)
-    best_return: jax.Array  # () mean return of that evaluation (-inf before the first)
 
 
 def make_optimizer(config: Config) -> optax.GradientTransformation:
@@ -198,19 +183,19 @@ def make_program(config: Config) -> Program:
         decayed = config.epsilon_start + (config.epsilon_end - config.epsilon_start) * jnp.clip(progress, 0.0, 1.0)
         return jnp.where(t < start, 1.0, decayed)
 
-    def init(keys: list[jax.Array], obs: jax.Array) -> dict[str, Any]:
+    def init(keys: list[jax.Array], obs: jax.Array) -> Learner:
         """One network; the target starts as a copy of it."""
         params = network.init(keys[0], obs)
-        return dict(params=params, target_params=params, opt_state=optimizer.init(params))
+        return Learner(params=params, target_params=params, opt_state=optimizer.init(params))
 
     def act(params, obs: jax.Array) -> jax.Array:
         """The greedy policy (any leading batch axes): what evaluation plays, and what exploration deviates from."""
         return network.apply(params, obs).argmax(axis=-1).astype(jnp.int32)
 
-    def explore(state: TrainState, uniforms: jax.Array, t: jax.Array) -> jax.Array:
+    def explore(learner: Learner, obs: jax.Array, uniforms: jax.Array, t: jax.Array) -> jax.Array:
         """Epsilon-greedy: the first uniform decides whether to explore, the second picks the random action."""
         random_action = uniform_to_int(uniforms[:, 1], 0, env.num_actions)
-        return jnp.where(uniforms[:, 0] < epsilon(t), random_action, act(state.params, state.obs)).astype(jnp.int32)
+        return jnp.where(uniforms[:, 0] < epsilon(t), random_action, act(learner.params, obs)).astype(jnp.int32)
 
     def update(learner: Learner, sequence: Transition, number: jax.Array):
         """One gradient step on a uniform sample, then the target update."""
@@ -222,14 +207,12 @@ def make_program(config: Config) -> Program:
         target_params = off_policy.update_target(params, learner.target_params, number, config)
         return Learner(params, target_params, opt_state), (loss, q_mean)
 
-    def report(state: TrainState, mean_logs, t_end: jax.Array):
+    def report(learner: Learner, mean_logs, t_end: jax.Array) -> dict[str, jax.Array]:
         """The interval's mean loss and Q, and the current epsilon."""
         loss, q_mean = mean_logs
-        return state, {"loss": loss, "q_mean": q_mean, "epsilon": epsilon(t_end - 1)}
+        return {"loss": loss, "q_mean": q_mean, "epsilon": epsilon(t_end - 1)}
 
     agent = off_policy.OffPolicyAgent(
-        State=TrainState,
-        Learner=Learner,
         sequence_length=config.n_step + 1,
         num_init_keys=1,
         init=init,
@@ -239,7 +222,7 @@ def make_program(config: Config) -> Program:
         policy_field="params",
         act=act,
     )
-    return off_policy.make_program(config, env, env_params, agent)
+    return off_policy.assemble(config, env, env_params, agent)
 
 
 def make_train(config: Config) -> Callable[[jax.Array], TrainResult]:

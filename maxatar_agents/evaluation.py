@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -104,21 +104,19 @@ def evaluate(
 
 def keep_best(
     state,
+    params: Any,
     act: Callable,
     env: Environment,
     env_params: EnvParams,
     t_end: jax.Array,
     config,
-    params_field: str = "params",
 ):
-    """SB3's EvalCallback "best model" inside JAX: evaluate `act(params, obs)`, with the params in the
-    state's `params_field`, for `config.keep_best_episodes` episodes and keep those params in
-    `state.best_params` if their mean return is at least `state.best_return` (ties go to the later,
-    longer-trained params). The key derives from the interval's end `t_end`, not from the training stream,
-    so keeping the best changes nothing about the training itself. Returns the state and the metrics to log
-    (`eval_return`, `best_eval_return`)."""
+    """SB3's EvalCallback "best model" inside JAX: evaluate `act(params, obs)` for `config.keep_best_episodes`
+    episodes and keep `params` in `state.best_params` if their mean return is at least `state.best_return`
+    (ties go to the later, longer-trained params). The key derives from the interval's end `t_end`, not from
+    the training stream, so keeping the best changes nothing about the training itself. Returns the state
+    and the metrics to log (`eval_return`, `best_eval_return`)."""
     key = jax.random.fold_in(state.key, t_end)
-    params = getattr(state, params_field)
     policy = functools.partial(act, params)
     score = evaluate(env, env_params, policy, key, config.keep_best_episodes, config.eval_max_steps).mean()
     better = score >= state.best_return

@@ -4,7 +4,7 @@ shapes unchanged (a step size, gamma, an exploration rate, tau, an entropy targe
 constants compiled into it, so every value of a sweep trains in the same jitted, vmapped program as the seeds
 do: seeds x values at once.
 
-`make_program(module, config, fields)` is the agent's `Program` whose init, interval and evaluate take one
+`swept_program(module, config, fields)` is the agent's `Program` whose init, interval and evaluate take one
 more argument, `values` (each swept field's value as a float32 scalar): inside, the agent builds its program
 from a copy of `config` holding those traced values. A field whose value the agent uses in Python (a shape,
 a loop count, an `if`) cannot be traced; it is refused with a `SweepError` naming it, found by tracing, so a
@@ -129,7 +129,7 @@ def value_table(sweep: Mapping[str, Sequence[float]], repeat: int = 1) -> dict[s
     return {name: np.repeat(np.asarray([c[name] for c in combos], np.float32), repeat) for name in sweep}
 
 
-def make_program(module: Any, config: Any, fields: Sequence[str]) -> Program:
+def swept_program(module: Any, config: Any, fields: Sequence[str]) -> Program:
     """`module`'s program for `config` with the float `fields` as inputs: init(key, values),
     interval(state, t0, values) and evaluate(state, values), `values` mapping each field to a float32
     scalar. The schedule, the policy and `config` (the fields' own values unused) are those of
@@ -163,7 +163,7 @@ def make_train(module: Any, config: Any, sweep: Mapping[str, Sequence[float]]) -
         result = jax.jit(jax.vmap(train))(keys)  # result.eval_returns: (seeds, 3, episodes)
     """
     sweep = check_sweep(module, config, sweep)
-    swept = make_program(module, config, tuple(sweep))
+    swept = swept_program(module, config, tuple(sweep))
     table = {name: jnp.asarray(column) for name, column in value_table(sweep).items()}
 
     def train(key: jax.Array) -> TrainResult:

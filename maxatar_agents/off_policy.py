@@ -1,8 +1,8 @@
 """The skeleton every off-policy agent here shares: act, step the environments, store the step in a replay
 buffer, and every `train_every` vector steps after `learning_starts` frames, update on a uniform sample.
 
-An algorithm describes only what is its own in an `OffPolicyAgent` (its state, how it initialises, acts and
-updates, what it logs); `make_program` wraps that in the loop below and returns the `Program` that
+An algorithm describes only what is its own in an `OffPolicyAgent` (its learner, how it initialises, acts and
+updates, what it logs); `assemble` wraps that in the loop below and returns the `Program` that
 `program.make_train` and the runner run. The loop draws all of a step's randomness at once, so the acting
 rule gets two uniforms per environment and the environments the rest, and it passes only the learner's part
 of the state through the `lax.cond` that decides whether to update: the buffer is read, never returned, so
@@ -23,25 +23,17 @@ import optax
 from maxatar.core import Environment, EnvParams
 from maxatar.episode import AutoReset
 from maxatar.prng import uniform
-from maxatar_agents.evaluation import episode_stats_init, episode_stats_update, keep_best
-from maxatar_agents.program import (
-    Program,
-    RunConfig,
-    final_evaluation,
-    interval_metrics,
-    reset_envs,
-    schedule,
-    tie_to_seed,
-)
+from maxatar_agents.evaluation import episode_stats_update
+from maxatar_agents.program import NetworkConfig, Program, TrainState, build, initial_state, reset_envs, schedule
 
 ACT_UNIFORMS = 2  # uniforms per environment and step that the acting rule may use
 
 
 @dataclasses.dataclass(frozen=True)
-class OffPolicyConfig(RunConfig):
+class OffPolicyConfig(NetworkConfig):
     """The knobs of the skeleton, which every off-policy agent's `Config` inherits (and may give other
-    defaults): a run's (`program.RunConfig`), whose defaults are MinAtar's DQN scale, then replay and the
-    update schedule."""
+    defaults): a neural run's (`program.NetworkConfig`), whose defaults are MinAtar's DQN scale, then replay
+    and the update schedule."""
 
     buffer_size: int = 100_000  # transitions kept (split evenly between the environments)
     learning_starts: int = 5_000  # frames of uniformly random play before the first update
@@ -74,25 +66,20 @@ class Transition(NamedTuple):
 
 
 class OffPolicyAgent(NamedTuple):
-    """What an algorithm adds to the skeleton.
+    """What an algorithm adds to the skeleton: its learner (a NamedTuple of what its updates change, which the
+    shared `program.TrainState` carries as `learner`) and these functions.
 
-    `State` is its training state, a NamedTuple with the skeleton's fields (buffer, env_state, obs, stats,
-    key, best_params, best_return) and its own; `Learner` names the fields of `State` that an update changes.
-
-    init(keys, obs) -> dict of State's own fields, from `num_init_keys` keys and the first observations;
-    explore(state, uniforms, t) -> actions, the behaviour policy at global vector step t, given
+    init(keys, obs) -> learner, from `num_init_keys` keys and the first observations;
+    explore(learner, obs, uniforms, t) -> actions, the behaviour policy at global vector step t, given
         `ACT_UNIFORMS` uniforms per environment;
     update(learner, batch, number) -> (learner, logs), one update on a sampled batch of runs of
         `sequence_length` steps (Transition fields shaped (batch, sequence_length, ...)); `number` counts
         updates so far, this one included; logs is a pytree of arrays averaged over the interval's updates;
-    report(state, mean_logs, t_end) -> (state, metrics), what to log after an interval (and any change of
-        state that belongs between intervals);
-    act(params, obs) -> actions, the evaluation policy, whose params are the state's `policy_field`
-        (with `keep_best`, the skeleton keeps the best of them in `best_params` and evaluates those).
+    report(learner, mean_logs, t_end) -> metrics to log after an interval; t_end counts vector steps;
+    act(params, obs) -> actions, the evaluation policy, whose params are the learner's `policy_field`
+        (with `keep_best`, the shared code keeps the best of them in `best_params` and evaluates those).
     """
 
-    State: type
-    Learner: type
     sequence_length: int
     num_init_keys: int
     init: Callable
@@ -125,13 +112,12 @@ def update_target(online: Any, target: Any, number: jax.Array, config: OffPolicy
     )
 
 
-def make_program(config: OffPolicyConfig, env: Environment, env_params: EnvParams, agent: OffPolicyAgent) -> Program:
+def assemble(config: OffPolicyConfig, env: Environment, env_params: EnvParams, agent: OffPolicyAgent) -> Program:
     """The pure pieces of a run of `agent` (see `program.Program`): init, interval, evaluate."""
     stepper = AutoReset(env)
     batched_step = jax.vmap(stepper.step_from_uniforms, in_axes=(0, 0, 0, None))
     sched = schedule(config.total_steps, config.log_points, config.num_envs)
     start = first_update_step(config)
-    policy_field = "best_params" if config.keep_best else agent.policy_field
     # Runs of `sequence_length` consecutive steps of one environment (length 2: flashbax's flat buffer).
     buffer = fbx.make_trajectory_buffer(
         max_length_time_axis=config.buffer_size // config.num_envs,
@@ -142,24 +128,13 @@ def make_program(config: OffPolicyConfig, env: Environment, env_params: EnvParam
         period=1,
     )
 
-    def init(key: jax.Array):
-        """The agent's initial fields, fresh environments, an empty buffer, the best params so far (the
-        first ones), tied to the seed's key."""
+    def init(key: jax.Array) -> TrainState:
+        """The agent's learner, fresh environments and an empty buffer."""
         key, *init_keys, env_key = jax.random.split(key, 2 + agent.num_init_keys)
         obs, env_state = reset_envs(env, env_params, env_key, config.num_envs)
         example = Transition(obs[0], jnp.int32(0), jnp.float32(0), jnp.bool_(False), jnp.bool_(False))
-        own = agent.init(init_keys, obs)
-        state = agent.State(
-            **own,
-            best_params=own[agent.policy_field],
-            best_return=jnp.float32(-jnp.inf),
-            buffer=buffer.init(example),
-            env_state=env_state,
-            obs=obs,
-            stats=episode_stats_init(config.num_envs),
-            key=key,
-        )
-        return tie_to_seed(state, key)  # see program.tie_to_seed: chunked runs equal whole runs
+        learner = agent.init(init_keys, obs)
+        return initial_state(learner, agent.policy_field, buffer.init(example), env_state, obs, key)
 
     def learn(learner, buffer_state, t: jax.Array, key: jax.Array):
         """The agent's update on a uniform sample of the buffer."""
@@ -172,11 +147,11 @@ def make_program(config: OffPolicyConfig, env: Environment, env_params: EnvParam
         logs = jax.eval_shape(learn, learner, buffer_state, t, key)[1]
         return learner, jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), logs)
 
-    def env_step(state, t: jax.Array):
+    def env_step(state: TrainState, t: jax.Array):
         """One vector step at global step `t` (unbatched, so `lax.cond` on it stays a branch under vmap)."""
         key, step_key, update_key = jax.random.split(state.key, 3)
         uniforms = uniform(step_key, (config.num_envs, ACT_UNIFORMS + stepper.num_uniforms))
-        action = agent.explore(state, uniforms[:, :ACT_UNIFORMS], t)
+        action = agent.explore(state.learner, state.obs, uniforms[:, :ACT_UNIFORMS], t)
         obs, env_state, reward, terminated, truncated, _ = batched_step(
             uniforms[:, ACT_UNIFORMS:], state.env_state, action, env_params
         )
@@ -188,31 +163,17 @@ def make_program(config: OffPolicyConfig, env: Environment, env_params: EnvParam
             stats=episode_stats_update(state.stats, reward, terminated | truncated),
             key=key,
         )
-        learner = agent.Learner(**{name: getattr(state, name) for name in agent.Learner._fields})
         learned = (t >= start) & ((t - start) % config.train_every == 0)
-        learner, logs = jax.lax.cond(learned, learn, skip, learner, state.buffer, t, update_key)
-        return state._replace(**learner._asdict()), (logs, learned)
+        learner, logs = jax.lax.cond(learned, learn, skip, state.learner, state.buffer, t, update_key)
+        return state._replace(learner=learner), (logs, learned)
 
-    def interval(state, t0: jax.Array):
-        """`sched.steps_per_interval` vector steps starting at global step `t0`, and what to log about them."""
-        steps = t0 + jnp.arange(sched.steps_per_interval, dtype=jnp.int32)
-        state, (logs, learned) = jax.lax.scan(env_step, state, steps)
+    def steps(state: TrainState, t0: jax.Array):
+        """`sched.steps_per_interval` vector steps starting at global step `t0`, and the agent's report."""
+        numbers = t0 + jnp.arange(sched.steps_per_interval, dtype=jnp.int32)
+        state, (logs, learned) = jax.lax.scan(env_step, state, numbers)
         n = jnp.maximum(learned.sum(), 1)
         mean_logs = jax.tree.map(lambda x: jnp.sum(x, axis=0) / n, logs)
         t_end = t0 + sched.steps_per_interval
-        metrics = interval_metrics(t_end * config.num_envs, state.stats)
-        state, own = agent.report(state, mean_logs, t_end)
-        if config.keep_best:
-            state, evaluated = keep_best(state, agent.act, env, env_params, t_end, config, agent.policy_field)
-            own = {**own, **evaluated}
-        return state, {**metrics, **own}
+        return state, agent.report(state.learner, mean_logs, t_end), t_end
 
-    return Program(
-        config=config,
-        init=init,
-        interval=interval,
-        evaluate=final_evaluation(env, env_params, agent.act, policy_field, config),
-        act=agent.act,
-        policy_field=policy_field,
-        schedule=sched,
-    )
+    return build(config, env, env_params, agent.act, agent.policy_field, init, steps, sched)

@@ -4,10 +4,10 @@ passes over them in `num_minibatches` shuffled minibatches, and the rollout is t
 replay buffer, so memory does not grow with the run and many environments are cheap.
 
 An algorithm describes only what is its own in an `OnPolicyAgent` (its network's initial params, how it
-acts, how a rollout becomes targets, its loss, what it logs); the state, Adam and the gradient step are the
-skeleton's; `make_program` wraps that in the loop below and returns
-the `Program` that `program.make_train` and the runner run. A logging interval is a whole number of
-rollout-and-update iterations, so the interval's start `t0` counts iterations.
+acts, how a rollout becomes targets, its loss, what it logs); the learner (params and Adam's state) and the
+gradient step are the skeleton's, the training state the shared `program.TrainState`; `assemble` wraps that
+in the loop below and returns the `Program` that `program.make_train` and the runner run. A logging interval
+is a whole number of rollout-and-update iterations, so the interval's start `t0` counts iterations.
 
 Episodes that end by a time limit are treated as ended, without bootstrapping from the state the limit cut
 (as CleanRL's and PureJaxRL's PPO do): with auto-reset, the rollout's next observation is already the next
@@ -27,31 +27,27 @@ import optax
 from maxatar.core import Environment, EnvParams
 from maxatar.episode import AutoReset
 from maxatar.prng import uniform
-from maxatar_agents.evaluation import (
-    EpisodeStats,
-    episode_stats_init,
-    episode_stats_update,
-    keep_best,
-)
+from maxatar_agents.evaluation import episode_stats_update
 from maxatar_agents.program import (
+    NetworkConfig,
     Program,
-    RunConfig,
+    TrainState,
+    build,
     clip_then,
-    final_evaluation,
-    interval_metrics,
+    initial_state,
     reset_envs,
     schedule,
-    tie_to_seed,
 )
 
 ACT_UNIFORMS = 2  # uniforms per environment and step that the acting rule may use
 
 
 @dataclasses.dataclass(frozen=True)
-class OnPolicyConfig(RunConfig):
+class OnPolicyConfig(NetworkConfig):
     """The knobs of the skeleton, which every on-policy agent's `Config` inherits (and may give other
-    defaults): a run's (`program.RunConfig`), with many environments and a smaller network by default, then
-    the rollout, its epochs and minibatches, and Adam. A logging interval is a whole number of rollouts."""
+    defaults): a neural run's (`program.NetworkConfig`), with many environments and a smaller network by
+    default, then the rollout, its epochs and minibatches, and Adam. A logging interval is a whole number of
+    rollouts."""
 
     num_envs: int = 64  # environments stepped together (vmap) per seed
     hidden: tuple[int, ...] = (64,)  # dense layers after the observation encoder
@@ -85,22 +81,8 @@ class Rollout(NamedTuple):
     extras: Any
 
 
-class TrainState(NamedTuple):
-    """Everything a run carries from one rollout to the next (and what a checkpoint holds, field by field).
-    The on-policy agents here differ only in their network and loss, so they share this state."""
-
-    params: Any
-    opt_state: Any
-    env_state: Any
-    obs: jax.Array
-    stats: EpisodeStats
-    key: jax.Array
-    best_params: Any  # with `keep_best`: the params of the best evaluation so far (else unused)
-    best_return: jax.Array  # () mean return of that evaluation (-inf before the first)
-
-
 class Learner(NamedTuple):
-    """The part of the state a gradient step changes."""
+    """The part of the state a gradient step changes (`program.TrainState.learner`)."""
 
     params: Any
     opt_state: Any
@@ -110,15 +92,15 @@ class OnPolicyAgent(NamedTuple):
     """What an algorithm adds to the skeleton: one network and its loss.
 
     init_params(key, obs) -> params of the network, from a key and the first observations;
-    explore(params, obs, uniforms, t) -> (actions, extras), the behaviour policy at global vector step t,
+    explore(learner, obs, uniforms, t) -> (actions, extras), the behaviour policy at global vector step t,
         given `ACT_UNIFORMS` uniforms per environment; extras go into the rollout;
     targets(params, rollout, last_obs) -> samples, a pytree whose leaves lead with (num_steps, num_envs):
         what the minibatch steps train on (e.g. advantages and returns);
     loss(params, samples) -> (loss, aux), the loss of a minibatch of samples (leaves lead with the
         minibatch axis) and what to log about it;
-    report(mean_loss, mean_aux, t_end) -> metrics to log after an interval, from the loss and aux averaged
+    report(learner, mean_logs, t_end) -> metrics to log after an interval, from the (loss, aux) averaged
         over the interval's gradient steps; t_end counts vector steps;
-    act(params, obs) -> actions, the evaluation policy.
+    act(params, obs) -> actions, the evaluation policy (its params are the learner's `params`).
     """
 
     init_params: Callable
@@ -148,37 +130,26 @@ def sample_categorical(logits: jax.Array, u: jax.Array) -> jax.Array:
     return jnp.minimum(jnp.sum(cdf < u[..., None], axis=-1), logits.shape[-1] - 1).astype(jnp.int32)
 
 
-def make_program(config: OnPolicyConfig, env: Environment, env_params: EnvParams, agent: OnPolicyAgent) -> Program:
+def assemble(config: OnPolicyConfig, env: Environment, env_params: EnvParams, agent: OnPolicyAgent) -> Program:
     """The pure pieces of a run of `agent` (see `program.Program`): init, interval, evaluate."""
     optimizer = make_optimizer(config)
-    policy_field = "best_params" if config.keep_best else "params"
     stepper = AutoReset(env)
     batched_step = jax.vmap(stepper.step_from_uniforms, in_axes=(0, 0, 0, None))
     sched = schedule(config.total_steps, config.log_points, config.num_envs * config.num_steps)
     batch = config.num_envs * config.num_steps
 
-    def init(key: jax.Array):
-        """The agent's initial fields and fresh environments, tied to the seed's key."""
+    def init(key: jax.Array) -> TrainState:
+        """The network and Adam's state, and fresh environments (no buffer)."""
         key, params_key, env_key = jax.random.split(key, 3)
         obs, env_state = reset_envs(env, env_params, env_key, config.num_envs)
         params = agent.init_params(params_key, obs)
-        state = TrainState(
-            params=params,
-            opt_state=optimizer.init(params),
-            env_state=env_state,
-            obs=obs,
-            stats=episode_stats_init(config.num_envs),
-            key=key,
-            best_params=params,
-            best_return=jnp.float32(-jnp.inf),
-        )
-        return tie_to_seed(state, key)  # see program.tie_to_seed: chunked runs equal whole runs
+        return initial_state(Learner(params, optimizer.init(params)), "params", (), env_state, obs, key)
 
-    def env_step(state, t: jax.Array):
+    def env_step(state: TrainState, t: jax.Array):
         """One vector step at global vector step `t` with the behaviour policy."""
         key, step_key = jax.random.split(state.key)
         uniforms = uniform(step_key, (config.num_envs, ACT_UNIFORMS + stepper.num_uniforms))
-        action, extras = agent.explore(state.params, state.obs, uniforms[:, :ACT_UNIFORMS], t)
+        action, extras = agent.explore(state.learner, state.obs, uniforms[:, :ACT_UNIFORMS], t)
         obs, env_state, reward, terminated, truncated, _ = batched_step(
             uniforms[:, ACT_UNIFORMS:], state.env_state, action, env_params
         )
@@ -201,35 +172,21 @@ def make_program(config: OnPolicyConfig, env: Environment, env_params: EnvParams
         learner, logs = jax.lax.scan(gradient_step, learner, shuffled)
         return (learner, samples, key), logs
 
-    def iteration(state, i: jax.Array):
+    def iteration(state: TrainState, i: jax.Array):
         """Rollout number `i`: play it, compute its targets, train on them."""
-        steps = i * config.num_steps + jnp.arange(config.num_steps, dtype=jnp.int32)
-        state, rollout = jax.lax.scan(env_step, state, steps)
-        learner = Learner(state.params, state.opt_state)
-        samples = agent.targets(state.params, rollout, state.obs)
+        numbers = i * config.num_steps + jnp.arange(config.num_steps, dtype=jnp.int32)
+        state, rollout = jax.lax.scan(env_step, state, numbers)
+        samples = agent.targets(state.learner.params, rollout, state.obs)
         flat = jax.tree.map(lambda x: x.reshape(batch, *x.shape[2:]), samples)
         key, epochs_key = jax.random.split(state.key)
-        (learner, _, _), logs = jax.lax.scan(epoch, (learner, flat, epochs_key), None, length=config.num_epochs)
-        return state._replace(key=key, **learner._asdict()), logs
+        (learner, _, _), logs = jax.lax.scan(epoch, (state.learner, flat, epochs_key), None, length=config.num_epochs)
+        return state._replace(key=key, learner=learner), logs
 
-    def interval(state, t0: jax.Array):
-        """`sched.steps_per_interval` rollouts and updates from rollout number `t0`, and what to log."""
+    def steps(state: TrainState, t0: jax.Array):
+        """`sched.steps_per_interval` rollouts and updates from rollout number `t0`, and the agent's report."""
         numbers = t0 + jnp.arange(sched.steps_per_interval, dtype=jnp.int32)
         state, logs = jax.lax.scan(iteration, state, numbers)
         t_end = (t0 + sched.steps_per_interval) * config.num_steps
-        metrics = interval_metrics(t_end * config.num_envs, state.stats)
-        own = agent.report(*jax.tree.map(jnp.mean, logs), t_end)
-        if config.keep_best:
-            state, evaluated = keep_best(state, agent.act, env, env_params, t_end, config)
-            own = {**own, **evaluated}
-        return state, {**metrics, **own}
+        return state, agent.report(state.learner, jax.tree.map(jnp.mean, logs), t_end), t_end
 
-    return Program(
-        config=config,
-        init=init,
-        interval=interval,
-        evaluate=final_evaluation(env, env_params, agent.act, policy_field, config),
-        act=agent.act,
-        policy_field=policy_field,
-        schedule=sched,
-    )
+    return build(config, env, env_params, agent.act, "params", init, steps, sched)

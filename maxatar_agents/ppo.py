@@ -10,7 +10,7 @@ Evaluation plays the most probable action.
 
 Read top to bottom: `Config` and `PRESETS`; the losses (`gae`, `ppo_loss`); `make_program`, which gives the
 skeleton PPO's own pieces (the network, sampling actions, targets, the loss, what to log); `make_train(config)
--> train(key)`. The training state, Adam and the gradient step are the skeleton's (`on_policy.TrainState`).
+-> train(key)`. The learner (params and Adam's state) and the gradient step are the skeleton's.
 
     python -m maxatar_agents.ppo --env maxatar/Breakout-v0 --seeds 4 --out runs/breakout-ppo
 """
@@ -160,9 +160,9 @@ def make_program(config: Config) -> Program:
         """The most probable action (any leading batch axes): what evaluation plays."""
         return network.apply(params, obs)[0].argmax(axis=-1).astype(jnp.int32)
 
-    def explore(params, obs: jax.Array, uniforms: jax.Array, t: jax.Array):
+    def explore(learner: on_policy.Learner, obs: jax.Array, uniforms: jax.Array, t: jax.Array):
         """An action sampled from the policy, with its log-probability and the state's value."""
-        logits, value = network.apply(params, obs)
+        logits, value = network.apply(learner.params, obs)
         action = on_policy.sample_categorical(logits, uniforms[:, 0])
         log_prob = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], axis=-1)[:, 0]
         return action, (log_prob, value)
@@ -173,8 +173,8 @@ def make_program(config: Config) -> Program:
         advantage, target = gae(rollout, value, last_value, config.gamma, config.gae_lambda)
         return Samples(rollout.obs, rollout.action, log_prob, value, advantage, target)
 
-    def report(mean_loss: jax.Array, mean_aux, t_end: jax.Array) -> dict[str, jax.Array]:
-        policy_loss, value_loss, entropy, approx_kl = mean_aux
+    def report(learner: on_policy.Learner, mean_logs, t_end: jax.Array) -> dict[str, jax.Array]:
+        _, (policy_loss, value_loss, entropy, approx_kl) = mean_logs
         return {"policy_loss": policy_loss, "value_loss": value_loss, "entropy": entropy, "approx_kl": approx_kl}
 
     agent = on_policy.OnPolicyAgent(
@@ -185,7 +185,7 @@ def make_program(config: Config) -> Program:
         report=report,
         act=act,
     )
-    return on_policy.make_program(config, env, env_params, agent)
+    return on_policy.assemble(config, env, env_params, agent)
 
 
 def make_train(config: Config) -> Callable[[jax.Array], TrainResult]:

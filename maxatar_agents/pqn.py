@@ -13,8 +13,8 @@ purejaxql's MinAtar settings (128 environments x 32 steps, 2 epochs of 32 miniba
 on the on-policy skeleton (`on_policy.py`). Evaluation plays the greedy action.
 
 Read top to bottom: `Config` and `PRESETS`; the losses (`q_lambda_returns`, `q_loss`); `make_program`, which
-gives the skeleton PQN's own pieces; `make_train(config) -> train(key)`. The training state, Adam and the
-gradient step are the skeleton's (`on_policy.TrainState`).
+gives the skeleton PQN's own pieces; `make_train(config) -> train(key)`. The learner (params and Adam's
+state) and the gradient step are the skeleton's.
 
     python -m maxatar_agents.pqn --env maxatar/Breakout-v0 --seeds 4 --out runs/breakout-pqn
 """
@@ -140,10 +140,10 @@ def make_program(config: Config) -> Program:
         """The greedy action (any leading batch axes): what evaluation plays."""
         return network.apply(params, obs).argmax(axis=-1).astype(jnp.int32)
 
-    def explore(params, obs: jax.Array, uniforms: jax.Array, t: jax.Array):
+    def explore(learner: on_policy.Learner, obs: jax.Array, uniforms: jax.Array, t: jax.Array):
         """Epsilon-greedy (the first uniform decides whether to explore, the second picks the random
         action), with max_a Q(s, a), which the returns of the previous step bootstrap from."""
-        q = network.apply(params, obs)
+        q = network.apply(learner.params, obs)
         random_action = uniform_to_int(uniforms[:, 1], 0, env.num_actions)
         greedy = q.argmax(axis=-1).astype(jnp.int32)
         return jnp.where(uniforms[:, 0] < epsilon(t), random_action, greedy).astype(jnp.int32), q.max(axis=-1)
@@ -155,7 +155,8 @@ def make_program(config: Config) -> Program:
         returns = q_lambda_returns(rollout, next_max_q, config.gamma, config.q_lambda, config.reward_scale)
         return Samples(rollout.obs, rollout.action, returns)
 
-    def report(mean_loss: jax.Array, mean_q: jax.Array, t_end: jax.Array) -> dict[str, jax.Array]:
+    def report(learner: on_policy.Learner, mean_logs, t_end: jax.Array) -> dict[str, jax.Array]:
+        mean_loss, mean_q = mean_logs
         return {"loss": mean_loss, "q_mean": mean_q, "epsilon": epsilon(t_end - 1)}
 
     agent = on_policy.OnPolicyAgent(
@@ -166,7 +167,7 @@ def make_program(config: Config) -> Program:
         report=report,
         act=act,
     )
-    return on_policy.make_program(config, env, env_params, agent)
+    return on_policy.assemble(config, env, env_params, agent)
 
 
 def make_train(config: Config) -> Callable[[jax.Array], TrainResult]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import operator
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -17,42 +18,49 @@ import optax
 import maxatar
 from maxatar.core import Environment, EnvParams
 from maxatar_agents.configs import ConfigError, check_fields
-from maxatar_agents.evaluation import EpisodeStats, evaluate, recent_return
+from maxatar_agents.evaluation import EpisodeStats, episode_stats_init, evaluate, keep_best, recent_return
 
 
 @dataclasses.dataclass(frozen=True)
 class RunConfig:
-    """The knobs every neural agent's run has, whatever its skeleton: the environment, the frame budget, the
-    network's size, logging and evaluation. `off_policy.OffPolicyConfig` and `on_policy.OnPolicyConfig` add
-    their own (and may give other defaults); frames count environment steps of one seed over all its
-    vectorised environments."""
+    """The knobs every agent's run has, tabular or neural: the environment, the frame budget, logging and
+    evaluation. `NetworkConfig` adds a network's; each agent's `Config` adds its own (and may give other
+    defaults). Frames count environment steps of one seed over all its vectorised environments."""
 
     env_id: str = "maxatar/Breakout-v0"  # environment id (`--env` for short)
     total_steps: int = 5_000_000  # frames per seed (rounded up to whole logging intervals)
     num_envs: int = 1  # environments stepped together (vmap) per seed
     gamma: float = 0.99  # discount
-    hidden: tuple[int, ...] = (128,)  # dense layers after the observation encoder
-    conv_features: int = 16  # filters of the MinAtar 3x3 convolution (MinAtar games only)
     sticky_action_prob: float | None = None  # None: the environment's default (0.1 for MinAtar games)
     difficulty_ramping: bool | None = None  # None: the environment's default (on)
     env_setting: str = "minatar"  # a paper's MinAtar setting (`maxatar.settings`): "minatar", "gymnax" or "pgx"
-    obs_type: str | None = None  # "rgb" or "grayscale": learn from the game's picture (`maxatar.pixels`)
-    obs_scale: int | None = None  # pixels per grid cell of the picture (None: 16 for the MinAtar games)
     log_points: int = 100  # logged points over the run; also the unit of resumable chunks
     eval_episodes: int = 100  # final evaluation of the trained policy, all episodes in parallel
     eval_max_steps: int = 10_000  # safety cap on an evaluation episode's length
+
+    def __post_init__(self):
+        """Fail on a bad value before anything is written or compiled: every field's type and bounds, the
+        subclass's fields too (`configs.check_fields`), then the environment, made once from the config
+        (`check_env`). An agent's config checks what one field cannot say alone after this."""
+        check_fields(self)
+        check_env(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class NetworkConfig(RunConfig):
+    """A neural agent's run: a run's knobs (`RunConfig`), then the network's size, the observation it learns
+    from, and keeping the best evaluated params. `off_policy.OffPolicyConfig` and `on_policy.OnPolicyConfig`
+    add their skeleton's."""
+
+    hidden: tuple[int, ...] = (128,)  # dense layers after the observation encoder
+    conv_features: int = 16  # filters of the MinAtar 3x3 convolution (MinAtar games only)
+    obs_type: str | None = None  # "rgb" or "grayscale": learn from the game's picture (`maxatar.pixels`)
+    obs_scale: int | None = None  # pixels per grid cell of the picture (None: 16 for the MinAtar games)
     # Evaluate the evaluation policy after every logging interval and keep its best params (SB3's
     # EvalCallback "best model") for the final evaluation, the checkpoint's policy and load_policy: a
     # value-based learner's CartPole policy swings from interval to interval (DQN's and PQN's `cartpole`).
     keep_best: bool = False
     keep_best_episodes: int = 10  # episodes of each of those evaluations (all in parallel)
-
-    def __post_init__(self):
-        """Fail on a bad value before anything is written or compiled: every field's type and bounds, the
-        subclass's fields too (`configs.check_fields`), then the environment, made once from the config
-        (`check_env`). A skeleton's or agent's config checks what one field cannot say alone after this."""
-        check_fields(self)
-        check_env(self)
 
 
 class Schedule(NamedTuple):
@@ -77,12 +85,14 @@ def schedule(total_steps: int, log_points: int, frames_per_step: int) -> Schedul
 
 
 class Program(NamedTuple):
-    """The pure functions an agent module builds from its config; `make_train` and the runner both use them.
+    """The pure functions an agent module builds from its config (`make_program(config)`, the one signature
+    every agent has); `make_train` and the runner both use them.
 
     init(key) -> state; interval(state, t0) -> (state, metrics) runs one logging interval starting at global
     vector step t0 (a scalar shared by all seeds); evaluate(state) -> returns of the final policy;
     act(policy_params, obs) -> action is the policy used for evaluation and rendering, and
-    `policy_field` names the field of the state that holds its params.
+    `policy_field` is the path in the state of its params (`"learner.params"`, `"best_params"`; the state
+    file names their leaves from it).
     """
 
     config: Any
@@ -92,6 +102,78 @@ class Program(NamedTuple):
     act: Callable
     policy_field: str
     schedule: Schedule
+
+    def policy_params(self, state: Any) -> Any:
+        """The evaluation policy's params in `state` (at `policy_field`)."""
+        return operator.attrgetter(self.policy_field)(state)
+
+
+class TrainState(NamedTuple):
+    """Everything a neural agent's run carries from one step to the next, whatever its skeleton, and what its
+    checkpoint holds leaf by leaf. The shared code owns it: an algorithm owns only its `learner`."""
+
+    learner: Any  # the algorithm's own part, which its updates change (params, target params, optimiser states)
+    buffer: Any  # the off-policy skeleton's replay buffer (flashbax); () on-policy, where there is none
+    env_state: Any
+    obs: jax.Array
+    stats: EpisodeStats
+    key: jax.Array
+    best_params: Any  # with `keep_best`: the policy params of the best evaluation so far (else unused)
+    best_return: jax.Array  # () mean return of that evaluation (-inf before the first)
+
+
+def initial_state(learner: Any, policy_field: str, buffer: Any, env_state: Any, obs: jax.Array, key: jax.Array):
+    """A run's first `TrainState`: the best params so far are the learner's first policy params, and every
+    leaf is tied to the seed's key (see `tie_to_seed`: chunked runs equal whole runs)."""
+    state = TrainState(
+        learner=learner,
+        buffer=buffer,
+        env_state=env_state,
+        obs=obs,
+        stats=episode_stats_init(obs.shape[0]),
+        key=key,
+        best_params=getattr(learner, policy_field),
+        best_return=jnp.float32(-jnp.inf),
+    )
+    return tie_to_seed(state, key)
+
+
+def build(
+    config: Any,
+    env: Environment,
+    env_params: EnvParams,
+    act: Callable,
+    policy_field: str,
+    init: Callable,
+    steps: Callable,
+    sched: Schedule,
+) -> Program:
+    """The `Program` of a neural agent's skeleton: its `init` and its `steps(state, t0) -> (state, own_metrics,
+    t_end)` (one interval's steps from global step t0, the algorithm's metrics, and the interval's end in
+    vector steps), to which every interval adds what all agents log (`interval_metrics`) and, with
+    `keep_best`, the evaluation of the learner's `policy_field` params, kept when best so far (SB3's
+    EvalCallback "best model"); those best params are then the evaluated and saved policy."""
+
+    def interval(state: TrainState, t0: jax.Array):
+        """One logging interval and what to log about it."""
+        state, own, t_end = steps(state, t0)
+        metrics = {**interval_metrics(t_end * config.num_envs, state.stats), **own}
+        if config.keep_best:
+            params = getattr(state.learner, policy_field)
+            state, evaluated = keep_best(state, params, act, env, env_params, t_end, config)
+            metrics.update(evaluated)
+        return state, metrics
+
+    path = "best_params" if config.keep_best else f"learner.{policy_field}"
+    return Program(
+        config=config,
+        init=init,
+        interval=interval,
+        evaluate=final_evaluation(env, env_params, act, path, config),
+        act=act,
+        policy_field=path,
+        schedule=sched,
+    )
 
 
 class TrainResult(NamedTuple):
@@ -120,14 +202,16 @@ def make_train(program: Program) -> Callable[[jax.Array], TrainResult]:
 
 def env_kwargs(config: Any) -> dict[str, Any]:
     """The `maxatar.make` keywords, besides the id, of the config's environment: its `env_setting`, its
-    sticky-action and ramping choices (None = the setting's) and its observation type (pixels with
-    `obs_type`). A trained policy is played in the environment these make (`checkpoint.policy_env_kwargs`)."""
+    sticky-action and ramping choices (None = the setting's) and, for a neural agent, its observation type
+    (pixels with `obs_type`). A trained policy is played in the environment these make
+    (`checkpoint.policy_env_kwargs`)."""
     overrides = {}
     if config.sticky_action_prob is not None:
         overrides["sticky_action_prob"] = config.sticky_action_prob
     if config.difficulty_ramping is not None:
         overrides["difficulty_ramping"] = config.difficulty_ramping
-    return {"setting": config.env_setting, **overrides, "obs_type": config.obs_type, "obs_scale": config.obs_scale}
+    pixels = {name: getattr(config, name, None) for name in ("obs_type", "obs_scale")}
+    return {"setting": config.env_setting, **overrides, **pixels}
 
 
 def env_from_config(config: Any) -> tuple[Environment, EnvParams]:
@@ -185,11 +269,12 @@ def interval_metrics(frames: jax.Array, stats: EpisodeStats) -> dict[str, jax.Ar
 
 def final_evaluation(env: Environment, env_params: EnvParams, act: Callable, policy_field: str, config: Any):
     """`evaluate(state)`: returns of `config.eval_episodes` episodes of the evaluation policy `act` with the
-    state's `policy_field` params, from a key the training stream never draws."""
+    params at the state's `policy_field` path, from a key the training stream never draws."""
+    policy_params = operator.attrgetter(policy_field)
 
     def evaluate_state(state) -> jax.Array:
         key = jax.random.fold_in(state.key, 1)
-        policy = functools.partial(act, getattr(state, policy_field))
+        policy = functools.partial(act, policy_params(state))
         return evaluate(env, env_params, policy, key, config.eval_episodes, config.eval_max_steps)
 
     return evaluate_state

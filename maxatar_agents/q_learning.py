@@ -42,7 +42,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import maxatar
 from maxatar.core import Environment, EnvParams, EnvState, Tabular
 from maxatar.episode import SAME_STEP, autoreset
 from maxatar.prng import materialize, threefry2x32
@@ -60,31 +59,28 @@ MODELS = FIELD_CHOICES["model"]
 
 
 @dataclasses.dataclass(frozen=True)
-class Config:
-    """Every knob of a run. Frames count environment steps of one agent (seed) over its environments."""
+class Config(program.RunConfig):
+    """Every knob of a run: a run's (`program.RunConfig`: environment and setting, frames, logging,
+    evaluation), with a tabular agent's defaults, and the method's own. Frames count environment steps of
+    one agent (seed) over its environments."""
 
     env_id: str = "maxatar/Doors-v0"  # environment id (`--env` for short); one with a tabular view (Doors)
-    method: str = "q_learning"  # TD target: "q_learning", "expected_sarsa" or "double_q"
     total_steps: int = 2_000_000  # frames per agent (rounded up to whole logging intervals)
     num_envs: int = 64  # environments per agent, stepped together, updating one table (one write per (s, a) a step)
+    log_points: int = 20  # logged points over the run; also the unit of resumable chunks
+    method: str = "q_learning"  # TD target: "q_learning", "expected_sarsa" or "double_q"
     lr: float = 0.5  # step size alpha of every update
-    gamma: float = 0.99  # discount
     epsilon: float = 0.1  # exploration rate of the epsilon-greedy behaviour policy
     model: str = "table"  # "table": dynamics as gathers from tables built from the env; "env": env.transition
-    sticky_action_prob: float | None = None  # None: the environment's default (0 for Doors)
-    difficulty_ramping: bool | None = None  # None: the environment's default (Doors has none)
-    log_points: int = 20  # logged points over the run; also the unit of resumable chunks
-    eval_episodes: int = 100  # final evaluation of the greedy policy, all episodes in parallel
-    eval_max_steps: int = 10_000  # safety cap on an evaluation episode's length
 
     def __post_init__(self):
         """Fail on a bad value before anything is written or compiled: every field's type and bounds (the
         agents' shared checks, `configs.check_fields`, with a step size in (0, 1]), the choices, then the
         environment, made once: it must have a tabular view (`tabular_view`)."""
         check_fields(self, {"lr": Bounds(0.0, 1.0, low_open=True)})
-        program.check_env(self, tabular_env)
+        program.check_env(self)
         try:
-            tabular_view(*tabular_env(self))
+            tabular_view(*program.env_from_config(self))
         except ValueError as error:
             raise ConfigError("env_id", f"env_id {self.env_id!r}: {error}") from None
 
@@ -103,13 +99,6 @@ PRESETS: dict[str, dict[str, Any]] = {
 def tabular_view(env: Environment, params: EnvParams) -> Tabular:
     """The tabular view of `env` (its `tabular` hook), or a ValueError for an environment without one."""
     return env.tabular(params)
-
-
-def tabular_env(config: Config) -> tuple[Environment, EnvParams]:
-    """The config's environment: `maxatar.make` with its sticky-action and ramping choices (None: the
-    environment's defaults)."""
-    overrides = {"sticky_action_prob": config.sticky_action_prob, "difficulty_ramping": config.difficulty_ramping}
-    return maxatar.make(config.env_id, **{k: v for k, v in overrides.items() if v is not None})
 
 
 class TransitionTable(NamedTuple):
@@ -257,10 +246,14 @@ def step_uniforms(key: jax.Array, t: jax.Array, rows: int, num_envs: int) -> jax
 
 
 @functools.lru_cache(maxsize=16)
-def make_program(config: Config, learn: bool = True) -> Program:
-    """The pure pieces of a run (see `program.Program`). Cached so that runs of one config share compiled code.
-    `learn=False` acts and steps without updating the tables (the benchmark's baseline)."""
-    env, env_params = tabular_env(config)
+def make_program(config: Config) -> Program:
+    """The pure pieces of a run (see `program.Program`). Cached so that runs of one config share compiled code."""
+    return tabular_program(config, learn=True)
+
+
+def tabular_program(config: Config, learn: bool) -> Program:
+    """A run's program; `learn=False` acts and steps without updating the tables (the benchmark's baseline)."""
+    env, env_params = program.env_from_config(config)
     view = tabular_view(env, env_params)
     num_states, num_actions, num_envs = view.num_states, env.num_actions, config.num_envs
     tables = ("q", "q2") if config.method == "double_q" else ("q",)

@@ -60,7 +60,7 @@ def compiled(
     fills it in.
     """
     module = agent_module(algorithm)
-    program = grid.make_program(module, config, swept) if swept else module.make_program(config)
+    program = grid.swept_program(module, config, swept) if swept else module.make_program(config)
     keys = jax.ShapeDtypeStruct((num_seeds, 2), jnp.uint32)
     t0 = jax.ShapeDtypeStruct((), jnp.int32)
     # A sweep's values, like the keys and states, lead with the seed axis; an ordinary run has none.

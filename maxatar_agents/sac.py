@@ -15,8 +15,9 @@ maximum, gamma 0.99), on the MinAtar network and MinAtar's 5M-frame budget. Eval
 probable action.
 
 Read top to bottom: `Config` and `PRESETS`; the three losses (`critic_loss`, `actor_loss`, `alpha_loss`);
-the training state; `make_program`, which gives the off-policy skeleton (`off_policy.py`) SAC's own pieces:
-initial networks, sampling from the policy, the update and what to log; `make_train`.
+the learner (SAC's part of the training state); `make_program`, which gives the off-policy skeleton
+(`off_policy.py`) SAC's own pieces: initial networks, sampling from the policy, the update and what to log;
+`make_train`.
 
     python -m maxatar_agents.sac --env maxatar/Breakout-v0 --preset minatar --seeds 4 --out runs/breakout-sac
 """
@@ -35,7 +36,6 @@ import optax
 
 from maxatar.prng import uniform_to_int
 from maxatar_agents import off_policy, program
-from maxatar_agents.evaluation import EpisodeStats
 from maxatar_agents.networks import make_network
 from maxatar_agents.off_policy import Transition
 from maxatar_agents.program import Program, TrainResult, env_from_config
@@ -160,7 +160,7 @@ def alpha_loss(log_alpha: jax.Array, probs: jax.Array, log_probs: jax.Array, tar
 
 
 class Learner(NamedTuple):
-    """The part of the state an update changes."""
+    """SAC's part of the training state (`program.TrainState.learner`): what an update changes."""
 
     actor_params: Any
     critic_params: Any  # both critics, stacked on a leading axis of 2
@@ -169,25 +169,6 @@ class Learner(NamedTuple):
     actor_opt: Any
     critic_opt: Any
     alpha_opt: Any
-
-
-class TrainState(NamedTuple):
-    """Everything a run carries from one step to the next (and what a checkpoint holds, field by field)."""
-
-    actor_params: Any
-    critic_params: Any
-    target_critic_params: Any
-    log_alpha: jax.Array
-    actor_opt: Any
-    critic_opt: Any
-    alpha_opt: Any
-    buffer: Any  # flashbax TrajectoryBufferState of Transition
-    env_state: Any
-    obs: jax.Array
-    stats: EpisodeStats
-    key: jax.Array
-    best_params: Any  # with `keep_best`: the actor params of the best evaluation so far (else unused)
-    best_return: jax.Array  # () mean return of that evaluation (-inf before the first)
 
 
 @functools.lru_cache(maxsize=16)
@@ -206,13 +187,13 @@ def make_program(config: Config) -> Program:
     critic_loss_fn = functools.partial(critic_loss, **networks, gamma=config.gamma)
     actor_loss_fn = functools.partial(actor_loss, **networks)
 
-    def init(keys: list[jax.Array], obs: jax.Array) -> dict[str, Any]:
+    def init(keys: list[jax.Array], obs: jax.Array) -> Learner:
         """An actor, two independently initialised critics with target copies, and the temperature."""
         actor_key, critic_key = keys
         actor_params = actor.init(actor_key, obs)
         critic_params = jax.vmap(critic.init, in_axes=(0, None))(jax.random.split(critic_key), obs)
         log_alpha = jnp.log(jnp.float32(config.initial_alpha))
-        return dict(
+        return Learner(
             actor_params=actor_params,
             critic_params=critic_params,
             target_critic_params=critic_params,
@@ -222,10 +203,10 @@ def make_program(config: Config) -> Program:
             alpha_opt=alpha_opt.init(log_alpha),
         )
 
-    def explore(state: TrainState, uniforms: jax.Array, t: jax.Array) -> jax.Array:
+    def explore(learner: Learner, obs: jax.Array, uniforms: jax.Array, t: jax.Array) -> jax.Array:
         """Sample from the policy by inverting its CDF with the first uniform; uniformly random (the second)
         before learning starts."""
-        probs, _ = policy(actor.apply(state.actor_params, state.obs))
+        probs, _ = policy(actor.apply(learner.actor_params, obs))
         sampled = jnp.sum(uniforms[:, :1] > jnp.cumsum(probs, axis=-1)[:, :-1], axis=-1)
         return jnp.where(t < start, uniform_to_int(uniforms[:, 1], 0, env.num_actions), sampled).astype(jnp.int32)
 
@@ -255,24 +236,21 @@ def make_program(config: Config) -> Program:
         learner = Learner(actor_params, critic_params, target_params, log_alpha, a_opt, c_opt, t_opt)
         return learner, jnp.stack([c_loss, a_loss, q_mean, entropy, alpha])
 
-    def report(state: TrainState, mean_logs: jax.Array, t_end: jax.Array):
+    def report(learner: Learner, mean_logs: jax.Array, t_end: jax.Array) -> dict[str, jax.Array]:
         """The interval's mean losses, Q and entropy, and the temperature now."""
-        metrics = {
+        return {
             "critic_loss": mean_logs[0],
             "actor_loss": mean_logs[1],
             "q_mean": mean_logs[2],
             "entropy": mean_logs[3],
-            "alpha": jnp.exp(state.log_alpha),
+            "alpha": jnp.exp(learner.log_alpha),
         }
-        return state, metrics
 
     def act(actor_params, obs: jax.Array) -> jax.Array:
         """The deterministic policy: the most probable action (any leading batch axes)."""
         return actor.apply(actor_params, obs).argmax(axis=-1).astype(jnp.int32)
 
     agent = off_policy.OffPolicyAgent(
-        State=TrainState,
-        Learner=Learner,
         sequence_length=2,
         num_init_keys=2,
         init=init,
@@ -282,7 +260,7 @@ def make_program(config: Config) -> Program:
         policy_field="actor_params",
         act=act,
     )
-    return off_policy.make_program(config, env, env_params, agent)
+    return off_policy.assemble(config, env, env_params, agent)
 
 
 def make_train(config: Config) -> Callable[[jax.Array], TrainResult]:

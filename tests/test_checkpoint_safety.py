@@ -115,7 +115,9 @@ def reseal(directory: Path) -> None:
 
 
 def to_old_format(directory: Path) -> None:
-    """The layout of earlier versions: checkpoint.npz and a JSON that names no array file."""
+    """The layout of earlier versions: checkpoint.npz, with the learner's leaves at the top level of the state
+    (`.params...`, not `.learner.params...`), and a JSON that names no array file."""
+    rewrite_arrays(directory, lambda arrays: {k.replace(checkpoint.LEARNER, "", 1): v for k, v in arrays.items()})
     meta = raw_meta(directory)
     named = directory / meta.pop("state_file")
     del meta["state_sha256"]
@@ -153,8 +155,9 @@ def rewrite_member(directory: Path, name: str, write) -> None:
 def policy_leaf(directory: Path) -> str:
     """The name of a policy weight matrix in the array file."""
     field = checkpoint._program(checkpoint.read_meta(directory))[1].policy_field
+    prefixes = (f".{field}", f".{field}".replace(checkpoint.LEARNER, "", 1))  # the current layout's, the old one's
     with np.load(state_path(directory)) as saved:
-        return next(k for k in saved.files if k.startswith(f".{field}") and saved[k].ndim == 3)
+        return next(k for k in saved.files if k.startswith(prefixes) and saved[k].ndim == 3)
 
 
 def npy_header(descr: str, shape: tuple) -> bytes:
@@ -523,6 +526,8 @@ def test_a_shipped_policy_of_the_old_layout_loads():
 def test_a_run_of_the_old_layout_loads_and_resumes_into_the_new_one(base, run):
     to_old_format(run)
     assert files(run) == sorted([META, STATE, "metrics.csv"])
+    with np.load(run / STATE) as saved:
+        assert ".params['params']['Dense_0']['kernel']" in saved.files  # the learner's leaves at the top level
     assert_trees_equal(load(run), load(base))
     checkpoint.load_policy(run / STATE)
     cli.run("dqn", ["--out", str(run), "--resume", "--no-progress"])

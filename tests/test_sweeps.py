@@ -183,7 +183,7 @@ def test_the_sticky_action_probability_can_be_swept():
     value that is not a probability is refused before anything compiles."""
     config = dataclasses.replace(make_config(pqn, "maxatar/CartPole-v1"), eval_episodes=8, hidden=(32,))
     assert grid.check_sweep(pqn, config, {"sticky_action_prob": [0, 0.5]}) == {"sticky_action_prob": (0.0, 0.5)}
-    swept = grid.make_program(pqn, config, ["sticky_action_prob"])
+    swept = grid.swept_program(pqn, config, ["sticky_action_prob"])
     evaluate = jax.jit(swept.evaluate)
     returns = {}
     for prob in (0.0, 0.5):
