@@ -163,17 +163,10 @@ def _overrides(args: argparse.Namespace, module) -> dict[str, Any]:
     """The field options (--env, --total-steps, ...), then --set, as {field: value}; a swept field's value
     is the tuple of its values."""
     overrides = {dest.partition(":")[2]: v for dest, v in vars(args).items() if dest.startswith("field:")}
-    hints = field_types(module.Config)
-    for item in args.set:
-        name, sep, text = item.partition("=")
-        name = name.strip().replace("-", "_")
-        if not sep or name not in hints:
-            raise UsageError(f"--set expects FIELD=VALUE with FIELD one of: {', '.join(hints)}; got {item!r}")
-        try:
-            overrides[name] = _parse_field(text, name, hints[name])
-        except ValueError as error:
-            raise UsageError(f"--set {item}: {error}") from None
-    return overrides
+    try:
+        return {**overrides, **configs.parse_assignments(args.set, module.Config, _parse_field)}
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def make_sweep(args: argparse.Namespace, module) -> dict[str, tuple[float, ...]]:

@@ -16,6 +16,7 @@ import textwrap
 import tokenize
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -67,11 +68,13 @@ def _class_comments(cls: type) -> dict[str, str]:
 
 class ConfigError(ValueError):
     """A config field with a value it cannot take; the message starts with the field's name and says what it
-    accepts. Every config raises it (or `ConfigTypeError`) from its constructor, so a bad value from the command
-    line, a preset file, `--set`, a sweep or Python fails before anything is written or compiled."""
+    accepts (after where the value came from, `where`, when that is not the caller: `preset file 'best.json'`).
+    Every config raises it (or `ConfigTypeError`) from its constructor, so a bad value from the command line, a
+    preset file, `--set`, a sweep or Python fails before anything is written or compiled."""
 
-    def __init__(self, field: str, message: str):
-        super().__init__(message if message.startswith(field) else f"{field}: {message}")
+    def __init__(self, field: str, message: str, where: str | None = None):
+        message = message if message.startswith(field) else f"{field}: {message}"
+        super().__init__(message if where is None else f"{where}: {message}")
         self.field = field
 
 
@@ -250,6 +253,42 @@ def parse_value(text: str, kind: Any) -> Any:
     return text
 
 
+class AssignmentError(ValueError):
+    """A `FIELD=VALUE` item (`--set`) that names no field or holds no value of the field's type; the message
+    quotes the item."""
+
+    def __init__(self, item: str, message: str):
+        super().__init__(message)
+        self.item = item
+
+
+def parse_assignments(
+    items: list[str],
+    config_cls: type,
+    parse: Callable[[str, str, Any], Any] | None = None,
+    option: str = "--set",
+) -> dict[str, Any]:
+    """`FIELD=VALUE` items (the command lines' `--set`, `option` in the messages) as {field: value}, each value
+    parsed into its field's type by `parse(text, field, kind)` (default `parse_value(text, kind)`); a dash in
+    FIELD is an underscore, a later item for the same field wins. Raises `AssignmentError` quoting the item:
+    one without `=` or with an unknown field (the message lists the fields), or a value `parse` refuses.
+    Whether the value suits the field (bounds, choices) is the config's check when it is built."""
+    hints = field_types(config_cls)
+    values: dict[str, Any] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or name not in hints:
+            raise AssignmentError(
+                item, f"{option} expects FIELD=VALUE with FIELD one of: {', '.join(hints)}; got {item!r}"
+            )
+        try:
+            values[name] = parse_value(text, hints[name]) if parse is None else parse(text, name, hints[name])
+        except ValueError as error:
+            raise AssignmentError(item, f"{option} {item}: {error}") from None
+    return values
+
+
 def config_to_dict(config: Any) -> dict[str, Any]:
     """JSON-ready dict (tuples become lists), for checkpoints and summaries."""
     return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(config).items()}
@@ -311,8 +350,8 @@ def preset_values(module: Any, preset: str) -> dict[str, Any]:
         return module.PRESETS[preset]
     path = Path(preset)
     try:
-        values = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as error:
+        values = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:  # ValueError: not JSON, or not UTF-8 text
         raise ValueError(f"preset file {preset!r}: cannot read it as JSON: {error}") from None
     if not isinstance(values, dict):
         raise ValueError(
@@ -334,8 +373,16 @@ def make_config(module: Any, env_id: str | None = None, preset: str | None = Non
     """
     if preset is None:
         preset = default_preset(module, env_id or module.Config.env_id)
-    values = {**preset_values(module, preset), **overrides}
+    from_preset = preset_values(module, preset)
+    values = {**from_preset, **overrides}
     if env_id is not None:
         values["env_id"] = env_id
-    values["env_id"] = canonical_env_id(values.get("env_id", module.Config.env_id))
-    return module.Config(**values)
+    try:
+        values["env_id"] = canonical_env_id(values.get("env_id", module.Config.env_id))
+        return module.Config(**values)
+    except ConfigError as error:
+        # A value the preset file holds (and nothing given on top replaced) is reported with the file's name.
+        given = {*overrides, *(() if env_id is None else ("env_id",))}
+        if is_preset_file(preset) and error.field in from_preset and error.field not in given:
+            raise type(error)(error.field, str(error), where=f"preset file {preset!r}") from None
+        raise

@@ -9,8 +9,12 @@ one program, as the agents' command line does), reports the seeds' mean recent r
 none). A completed trial's value is the mean return of the final evaluation (greedy or most probable action).
 
 The study lives in `--storage` (default `sqlite:///OUT/study.db`) under `--study-name`: running the command
-again continues it, and every machine that runs it with the same database URL (PostgreSQL, MySQL: any URL
-Optuna's RDB storage accepts) works on the same study, which is how Optuna scales out. At the end, OUT holds
+again continues it. SQLite is storage for one machine; every machine that runs the command with the same server
+database URL (PostgreSQL, `postgresql+psycopg://USER:PASSWORD@HOST/DB` with `pip install "psycopg[binary]"`;
+MySQL: any URL Optuna's RDB storage accepts) works on the same study, which is how Optuna scales out:
+`--total-trials N` stops every worker once the study holds N trials between them, and a heartbeat
+(`--heartbeat`, on by default for a server database) lets the next worker fail the trial of a worker that died
+(kill -9, a lost machine) and run it again. At the end, OUT holds
 `best_preset.json` (the best trial's config, which `--preset OUT/best_preset.json` of the agents' command line
 accepts), `summary.json`, Optuna's `history.png` and `importance.png` (PED-ANOVA importance: numpy only, no
 scikit-learn) and, per trial, `trials/STUDY/trial-NNNN/metrics.csv` and `learning_curve.png`. With `--track`, one
@@ -46,11 +50,17 @@ from maxatar_agents.configs import (
     default_preset,
     field_types,
     make_config,
+    parse_assignments,
     parse_value,
 )
 from maxatar_agents.registry import AGENT_MODULES, agent_module
 
 PRUNERS = ("hyperband", "median", "none")
+# Seconds between a running trial's heartbeats in a server database (`--heartbeat`; SQLite: none unless asked
+# for). A trial whose heartbeat is older than twice that is stale: the next worker to start a trial marks it
+# failed and queues it again with the same parameters, up to `STALE_RETRIES` times.
+DEFAULT_HEARTBEAT = 60
+STALE_RETRIES = 2
 
 # The fields each agent's default search covers: step sizes and discount, and the algorithm's own main knobs;
 # none of them changes how the run is cut into intervals, so pruners compare trials at equal frames.
@@ -85,6 +95,11 @@ SEARCH_SPACES: dict[str, dict[str, dict[str, Any]]] = {
         "epsilon_fraction": {"low": 0.05, "high": 0.5},
         "num_epochs": {"low": 1, "high": 4},
     },
+    "q_learning": {
+        "lr": {"low": 0.05, "high": 1.0, "log": True},
+        "gamma": {"low": 0.9, "high": 0.999},
+        "epsilon": {"low": 0.01, "high": 0.3, "log": True},
+    },
 }
 
 
@@ -95,6 +110,11 @@ class SweepError(ValueError):
 class InvalidTrial(Exception):
     """The sampled values make no valid config (e.g. a minibatch count that does not divide the rollout): the
     trial fails and the study goes on."""
+
+
+class StudyFull(Exception):
+    """The study already holds its `--total-trials` (another worker asked for a trial at the same moment): the
+    trial is not run, fails (so it does not count) and this worker stops."""
 
 
 def _optuna():
@@ -196,13 +216,17 @@ def sample(trial: Any, space: dict[str, dict[str, Any]], hints: dict[str, Any]) 
 class Objective:
     """Trains one trial's config and returns its final evaluation, reporting to Optuna after each interval."""
 
-    def __init__(self, algorithm, env_id, preset, fixed, space, seeds, out: Path, parent: tracking.Tracker):
+    def __init__(self, algorithm, env_id, preset, fixed, space, seeds, out: Path, parent: tracking.Tracker, total=None):
         self.algorithm, self.env_id, self.preset, self.fixed = algorithm, env_id, preset, fixed
         self.space, self.seeds, self.out, self.parent = space, seeds, out, parent
         self.hints = field_types(agent_module(algorithm).Config)
+        self.total = total  # --total-trials
 
     def __call__(self, trial) -> float:
         optuna = _optuna()
+        if self.total is not None and trials_held(trial.study, before=trial.number) >= self.total:
+            trial.study.stop()
+            raise StudyFull(f"the study already holds its {self.total} trials (--total-trials); trial not run")
         values = sample(trial, self.space, self.hints)
         try:
             config = make_config(agent_module(self.algorithm), self.env_id, self.preset, **{**self.fixed, **values})
@@ -275,30 +299,110 @@ def make_pruner(pruner: Any, num_intervals: int):
     raise SweepError(f"unknown pruner {pruner!r}; known: {', '.join(PRUNERS)} (or an optuna.pruners object)")
 
 
-def load_study(storage: str, study_name: str, sampler, pruner):
-    """Create the study in `storage`, or continue it when it exists there."""
+def heartbeat_seconds(storage: str, heartbeat: int | None) -> int:
+    """`--heartbeat`: as given (0: none), or by default `DEFAULT_HEARTBEAT` for a server database and none
+    for SQLite (one machine, where a worker that died is seen by whoever restarts it)."""
+    if heartbeat is None:
+        return 0 if storage.startswith("sqlite") else DEFAULT_HEARTBEAT
+    if isinstance(heartbeat, bool) or not isinstance(heartbeat, int) or heartbeat < 0:
+        raise SweepError(f"--heartbeat must be a whole number of seconds >= 0 (0: none), got {heartbeat!r}")
+    return heartbeat
+
+
+def make_storage(storage: str, heartbeat: int = 0):
+    """Optuna's RDB storage for the database URL `storage`. With `heartbeat` (seconds), each running trial
+    records a heartbeat that often, and a trial whose heartbeat is older than twice that (its worker died)
+    is marked failed by the next worker that starts a trial and queued again with the same parameters (up to
+    `STALE_RETRIES` times), instead of staying RUNNING forever."""
+    optuna = _optuna()
+    if not heartbeat:
+        return storage  # Optuna makes the storage itself, as before heartbeats
+    retry = getattr(optuna.storages, "RetryHeartbeatStaleTrialCallback", None)  # Optuna >= 4.9's name
+    keyword = "failed_trial_callback" if retry is None else "heartbeat_stale_trial_callback"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        retry = (retry or optuna.storages.RetryFailedTrialCallback)(max_retry=STALE_RETRIES)
+
+    def retry_and_say(study, trial) -> None:
+        retried = len(trial.system_attrs.get("retry_history", []))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            retry(study, trial)
+        again = "queued again" if retried < STALE_RETRIES else f"not run again (retried {retried} times already)"
+        print(
+            f"sweep: trial {trial.number} of {study.study_name!r} has had no heartbeat for {2 * heartbeat} s "
+            f"(its worker stopped): marked failed and {again}",
+            file=sys.stderr,
+        )
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return optuna.storages.RDBStorage(
+            storage, heartbeat_interval=heartbeat, grace_period=2 * heartbeat, **{keyword: retry_and_say}
+        )
+
+
+def load_study(storage: str, study_name: str, sampler, pruner, heartbeat: int = 0):
+    """Create the study in `storage` (with `heartbeat`: `make_storage`), or continue it when it exists there.
+    Workers that start together on a new database may race to create its tables or the study: a failed
+    attempt is tried again (three times in all)."""
     optuna = _optuna()
     from sqlalchemy.exc import SQLAlchemyError
 
-    try:
-        return optuna.create_study(
-            storage=storage,
-            study_name=study_name,
-            sampler=sampler,
-            pruner=pruner,
-            direction="maximize",
-            load_if_exists=True,
-        )
-    except (ValueError, ImportError, SQLAlchemyError) as error:
-        raise SweepError(f"--storage {storage!r}: Optuna cannot open it: {error}") from None
+    for attempt in range(3):
+        try:
+            return optuna.create_study(
+                storage=make_storage(storage, heartbeat),
+                study_name=study_name,
+                sampler=sampler,
+                pruner=pruner,
+                direction="maximize",
+                load_if_exists=True,
+            )
+        except SQLAlchemyError as error:  # e.g. another worker created the same table or study just now
+            if attempt == 2 or not _raced(error):
+                raise SweepError(f"--storage {storage!r}: Optuna cannot open it: {error}") from None
+            time.sleep(0.5 + attempt)
+        except (ValueError, ImportError) as error:
+            raise SweepError(f"--storage {storage!r}: Optuna cannot open it: {error}") from None
+    raise AssertionError("unreachable")
+
+
+def _raced(error: Exception) -> bool:
+    """Whether a database error is one that another worker doing the same thing at once causes (a unique key
+    or a table created twice), rather than a database that cannot be reached."""
+    from sqlalchemy.exc import IntegrityError, ProgrammingError
+
+    return isinstance(error, IntegrityError | ProgrammingError)
+
+
+def trials_held(study, before: int | None = None) -> int:
+    """The trials that count towards `--total-trials`: finished ones (completed or pruned) and running ones;
+    with `before` (a trial's number), only the running ones numbered below it, so that of two workers' trials
+    started at once the later gives way. A failed trial does not count: a stale one is queued again (and
+    counts when it runs), an invalid config's place goes to the next sample."""
+    state = _optuna().trial.TrialState
+    held = study.get_trials(deepcopy=False, states=(state.COMPLETE, state.PRUNED, state.RUNNING))
+    return sum(1 for t in held if before is None or t.state != state.RUNNING or t.number < before)
+
+
+def fail_stale_trials(study) -> None:
+    """Optuna's `fail_stale_trials` where the storage has a heartbeat: trials whose worker died are marked
+    failed and queued again."""
+    optuna = _optuna()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        optuna.storages.fail_stale_trials(study)
 
 
 def optimize(
     algorithm: str,
     env_id: str | None = None,
     *,
-    trials: int,
+    trials: int | None = None,
     out: str | Path,
+    total_trials: int | None = None,
+    heartbeat: int | None = None,
     storage: str | None = None,
     study_name: str | None = None,
     preset: str | None = None,
@@ -314,20 +418,27 @@ def optimize(
     track_uri: str | None = None,
 ):
     """Run `trials` trials of a study (more, on top of those it holds when it already exists) and write the
-    best preset and plots into `out`; returns the `optuna.Study`.
+    best preset and plots into `out`; returns the `optuna.Study`. With `total_trials`, stop (or do not start)
+    once the study holds that many trials (`trials_held`), whichever worker ran them: the way to ask several
+    workers sharing a database for N trials between them (`trials` then caps this worker's share, or is None).
 
         study = optimize("pqn", "maxatar/CartPole-v1", trials=20, out="sweeps/pqn-cartpole")
         study.best_params, study.best_value
 
     `overrides` fixes config fields for every trial (`frames` is `total_steps`); `pruner` is "hyperband",
     "median", "none" or an `optuna.pruners` object; `storage` any database URL Optuna accepts (default a SQLite
-    file in `out`); `track` "mlflow" or "tensorboard" logs a parent run with a nested run per trial.
+    file in `out`), with a heartbeat every `heartbeat` seconds (`heartbeat_seconds`: by default one for a
+    server database, none for SQLite); `track` "mlflow" or "tensorboard" logs a parent run with a nested run
+    per trial.
     """
     optuna = _optuna()
     if algorithm not in AGENT_MODULES:
         raise SweepError(f"unknown algorithm {algorithm!r}; known: {', '.join(AGENT_MODULES)}")
-    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
-        raise SweepError(f"--trials must be an integer >= 1, got {trials!r}")
+    if trials is None and total_trials is None:
+        raise SweepError("give --trials N (trials this worker runs) or --total-trials N (trials of the study)")
+    for option, count in (("--trials", trials), ("--total-trials", total_trials)):
+        if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
+            raise SweepError(f"{option} must be an integer >= 1, got {count!r}")
     if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
         raise SweepError(f"--seeds must be an integer >= 1, got {seeds!r}")
     if frames is not None and frames < 1:
@@ -346,19 +457,21 @@ def optimize(
     except OSError as error:
         raise SweepError(f"cannot create --out {str(out)!r}: {error}") from None
     storage = storage or f"sqlite:///{(out / 'study.db').resolve()}"
+    heartbeat = heartbeat_seconds(storage, heartbeat)
     study_name = study_name or f"{algorithm}-{base.env_id.split('/')[-1]}"
     sampler = optuna.samplers.TPESampler(seed=sampler_seed)
     num_intervals = module.make_program(base).schedule.num_intervals
-    study = load_study(storage, study_name, sampler, make_pruner(pruner, num_intervals))
+    study = load_study(storage, study_name, sampler, make_pruner(pruner, num_intervals), heartbeat)
 
     seed_list = list(range(first_seed, first_seed + seeds))
     settings = {"algorithm": algorithm, "study_name": study_name, "trials": trials, "pruner": str(pruner)}
+    settings.update(total_trials=total_trials, heartbeat=heartbeat)
     try:  # a tracker that cannot start stops the sweep; one that fails later is a warning (`tracking.Guarded`)
         parent = tracking.guarded(tracking.make_tracker(track, track_uri, out, name=study_name), track)
         parent.start(base, preset, seed_list, extra={**settings, "space": json.dumps(searched)})
     except ValueError as error:
         raise SweepError(str(error)) from None
-    objective = Objective(algorithm, base.env_id, preset, fixed, searched, seed_list, out, parent)
+    objective = Objective(algorithm, base.env_id, preset, fixed, searched, seed_list, out, parent, total_trials)
 
     def log_trial(study, trial) -> None:
         """As each trial ends: summary.json and best_preset.json (`write_results`, without the plots), so that
@@ -368,10 +481,33 @@ def optimize(
         write_results(study, algorithm, out, plots=False)
         if trial.state == optuna.trial.TrialState.COMPLETE:
             parent.log_values(trial.number, {"trial_value": trial.value, "best_value": study.best_value})
+        if total_trials is not None and not room_left(study):
+            study.stop()
+
+    def room_left(study) -> bool:
+        """Whether the study holds fewer than --total-trials trials, once those of dead workers are failed
+        (and queued again, for this worker to run)."""
+        if trials_held(study) < total_trials:
+            return True
+        if heartbeat:
+            fail_stale_trials(study)
+        return trials_held(study) < total_trials
 
     try:
         with quiet_interrupted_trials():
-            study.optimize(objective, n_trials=trials, timeout=timeout, catch=(InvalidTrial,), callbacks=[log_trial])
+            if heartbeat:  # first, the trials of workers that died: failed, and queued again
+                fail_stale_trials(study)
+            if total_trials is None or room_left(study):
+                study.optimize(
+                    objective, n_trials=trials, timeout=timeout, catch=(InvalidTrial, StudyFull), callbacks=[log_trial]
+                )
+            else:
+                running = len(study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)))
+                print(
+                    f"sweep: {study_name!r} already holds its {total_trials} trials (--total-trials), {running} of "
+                    "them running",
+                    file=sys.stderr,
+                )
     except BaseException as error:  # Ctrl-C or a crash: the parent run is closed too, not left RUNNING
         parent.finish(status="KILLED" if isinstance(error, KeyboardInterrupt) else "FAILED")
         if isinstance(error, KeyboardInterrupt):
@@ -483,9 +619,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--algo", required=True, choices=sorted(AGENT_MODULES), help="the agent to tune")
     parser.add_argument("--env", help="environment id (default: the agent's Config default)")
-    parser.add_argument("--trials", type=int, required=True, help="trials this process runs (added to the study's)")
+    parser.add_argument(
+        "--trials", type=int, help="trials this process runs at most (added to the study's; default: no limit)"
+    )
+    parser.add_argument(
+        "--total-trials",
+        type=int,
+        metavar="N",
+        help="stop once the study holds N trials, those of every worker on --storage together (finished or "
+        "running; a failed one does not count); give --trials, --total-trials or both",
+    )
     parser.add_argument("--out", required=True, help="directory for study.db, best_preset.json, plots, trials/")
-    parser.add_argument("--storage", help="Optuna storage URL (default sqlite:///OUT/study.db; e.g. postgresql://...)")
+    parser.add_argument(
+        "--storage",
+        help="Optuna storage URL (default sqlite:///OUT/study.db, for one machine; for several, a server "
+        "database: postgresql+psycopg://USER:PASSWORD@HOST/DB, mysql://...)",
+    )
+    parser.add_argument(
+        "--heartbeat",
+        type=int,
+        metavar="SECONDS",
+        help="a running trial's heartbeat in the database; one silent for twice that (its worker died) is "
+        f"failed by the next worker and run again (default {DEFAULT_HEARTBEAT} for a server database, 0 (none) "
+        "for SQLite)",
+    )
     parser.add_argument("--study-name", help="the study in the storage (default ALGO-ENV)")
     parser.add_argument(
         "--preset", help="the preset (or preset JSON file) trials start from (default: chosen by --env)"
@@ -508,19 +665,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse_set(items: list[str], algorithm: str) -> dict[str, Any]:
-    """--set FIELD=VALUE items as {field: value} in the fields' types."""
-    hints = field_types(agent_module(algorithm).Config)
-    fixed = {}
-    for item in items:
-        name, sep, text = item.partition("=")
-        name = name.strip().replace("-", "_")
-        if not sep or name not in hints:
-            raise SweepError(f"--set expects FIELD=VALUE with FIELD one of: {', '.join(hints)}; got {item!r}")
-        try:
-            fixed[name] = parse_value(text, hints[name])
-        except ValueError as error:
-            raise SweepError(f"--set {item}: {error}") from None
-    return fixed
+    """--set FIELD=VALUE items as {field: value} in the fields' types (`configs.parse_assignments`, as the
+    agents' command line reads them, without its comma lists: a sweep searches with `--space`)."""
+    try:
+        return parse_assignments(items, agent_module(algorithm).Config)
+    except ValueError as error:
+        raise SweepError(str(error)) from None
 
 
 def main(argv: list[str] | None = None):
@@ -535,6 +685,8 @@ def main(argv: list[str] | None = None):
                 args.env,
                 trials=args.trials,
                 out=args.out,
+                total_trials=args.total_trials,
+                heartbeat=args.heartbeat,
                 storage=args.storage,
                 study_name=args.study_name,
                 preset=args.preset,

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
+import warnings
 
 import optuna
 import pytest
@@ -155,6 +157,9 @@ def test_bad_sweep_inputs_fail_clearly(tmp_path, capsys):
         run(track="wandb")
     for argv, message in [
         (["--trials", "0"], "--trials must be an integer >= 1"),
+        (["--total-trials", "0"], "--total-trials must be an integer >= 1"),
+        ([], "give --trials N (trials this worker runs) or --total-trials N"),
+        (["--trials", "1", "--heartbeat", "-1"], "--heartbeat must be a whole number of seconds >= 0"),
         (["--trials", "1", "--storage", "notadb://x"], "Optuna cannot open it"),
         (["--trials", "1", "--set", "nonsense=1"], "--set expects FIELD=VALUE"),
         (["--trials", "1", "--pruner", "asha"], "invalid choice: 'asha'"),
@@ -164,6 +169,76 @@ def test_bad_sweep_inputs_fail_clearly(tmp_path, capsys):
             sweep.main(["--algo", "pqn", "--out", str(tmp_path), *argv])
         assert stop.value.code == 2
         assert message in capsys.readouterr().err
+
+
+def test_total_trials_counts_the_trials_of_the_whole_study(tmp_path, capsys):
+    run = lambda **kw: sweep.optimize(
+        "pqn", "maxatar/CartPole-v1", out=tmp_path, study_name="total", overrides=OVERRIDES, space=SPACE, seeds=2, **kw
+    )
+    assert [t.state for t in run(trials=5, total_trials=2).trials] == [optuna.trial.TrialState.COMPLETE] * 2
+    assert len(run(total_trials=2).trials) == 2  # a study that holds its total runs nothing more
+    assert "sweep: 'total' already holds its 2 trials (--total-trials), 0 of them running" in capsys.readouterr().err
+    assert len(run(total_trials=3).trials) == 3
+
+
+def test_a_heartbeat_by_default_on_a_server_database_only(tmp_path):
+    assert sweep.heartbeat_seconds(f"sqlite:///{tmp_path / 'study.db'}", None) == 0
+    assert sweep.heartbeat_seconds("postgresql+psycopg://host/optuna", None) == sweep.DEFAULT_HEARTBEAT
+    assert sweep.heartbeat_seconds("mysql://host/optuna", 0) == 0
+    storage = sweep.make_storage(f"sqlite:///{tmp_path / 'study.db'}", 5)
+    assert storage.get_heartbeat_interval() == 5 and storage.grace_period == 10
+
+
+def test_a_trial_whose_worker_died_is_failed_and_run_again(tmp_path, capsys):
+    """A RUNNING trial whose heartbeat stopped (its worker died: simulated by a trial asked for and left) is
+    failed by the next worker, which runs it again with the same parameters (here on SQLite, with
+    `--heartbeat 1`; `test_sweep_postgres` kills a real worker on a PostgreSQL server)."""
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    study = optuna.create_study(storage=sweep.make_storage(url, 1), study_name="dead", direction="maximize")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # Optuna: a heartbeat is meant for Study.optimize
+        dead = study.ask()
+    dead.suggest_categorical("lr", [3e-4, 1e-3])
+    study._storage.record_heartbeat(dead._trial_id)
+    time.sleep(3.1)  # twice the heartbeat, and SQLite's clock counts whole seconds
+    study = sweep.optimize(
+        "pqn", "maxatar/CartPole-v1", out=tmp_path, storage=url, study_name="dead", heartbeat=1, total_trials=1,
+        overrides=OVERRIDES, space=SPACE, seeds=2,
+    )  # fmt: skip
+    failed, retry = study.trials
+    assert failed.state == optuna.trial.TrialState.FAIL and retry.state == optuna.trial.TrialState.COMPLETE
+    assert retry.params["lr"] == failed.params["lr"] and retry.system_attrs["failed_trial"] == failed.number
+    assert "trial 0 of 'dead' has had no heartbeat for 2 s (its worker stopped): marked failed and queued again" in (
+        capsys.readouterr().err
+    )
+
+
+def test_workers_racing_to_create_the_database_try_again(tmp_path, monkeypatch):
+    from sqlalchemy.exc import IntegrityError, OperationalError
+
+    attempts, create_study = [], optuna.create_study
+
+    def racing(**kwargs):  # the first attempt meets another worker's table, as on a new PostgreSQL database
+        attempts.append(kwargs["study_name"])
+        if len(attempts) == 1:
+            raise IntegrityError(
+                "CREATE TABLE studies", {}, Exception("duplicate key value violates unique constraint")
+            )
+        return create_study(**kwargs)
+
+    monkeypatch.setattr(optuna, "create_study", racing)
+    monkeypatch.setattr(sweep.time, "sleep", lambda seconds: None)
+    study = sweep.load_study(f"sqlite:///{tmp_path / 'study.db'}", "raced", None, None)
+    assert study.study_name == "raced" and attempts == ["raced", "raced"]
+
+    def unreachable(**kwargs):
+        attempts.append(kwargs["study_name"])
+        raise OperationalError("connect", {}, Exception("connection refused"))
+
+    monkeypatch.setattr(optuna, "create_study", unreachable)
+    with pytest.raises(sweep.SweepError, match="Optuna cannot open it: .*connection refused"):
+        sweep.load_study("postgresql+psycopg://nowhere/optuna", "raced", None, None)
+    assert len(attempts) == 3  # not tried again: a database that cannot be reached is the user's to fix
 
 
 def test_preset_files_are_checked(tmp_path, capsys):
