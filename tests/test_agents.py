@@ -144,7 +144,10 @@ def test_keep_best_keeps_the_params_of_the_best_evaluation(name):
     np.testing.assert_array_equal(best, np.maximum.accumulate(evals, axis=1))
     np.testing.assert_array_equal(result.state.best_return, best[:, -1])
     assert AGENTS[name].make_program(make_test_config(name)).policy_field == "best_params"
-    kept, last = jax.tree.leaves(result.state.best_params), jax.tree.leaves(getattr(result.state.learner, POLICY_FIELD[name]))
+    kept, last = (
+        jax.tree.leaves(result.state.best_params),
+        jax.tree.leaves(getattr(result.state.learner, POLICY_FIELD[name])),
+    )
     for seed in range(SEEDS):
         same = all(np.array_equal(a[seed], b[seed]) for a, b in zip(kept, last, strict=True))
         # Ties go to the later params, so the last params are kept exactly when their evaluation was a best.
