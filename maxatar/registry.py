@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from maxatar import compilation_cache
 from maxatar.checks import check_env_id, check_params
 from maxatar.core import Environment, EnvParams
 from maxatar.pixels import with_obs_type
@@ -79,7 +80,11 @@ def make(env_id: str, setting: str = "minatar", **overrides) -> tuple[Environmen
     the default, as in MinAtar's published results); any other keyword goes to the environment's constructor
     (for example Doors' `size`). `obs_type="rgb"` or `"grayscale"` (ALE's keyword) gives the environment's
     picture as its observation (`maxatar.pixels.PixelObservation`), `obs_scale` its pixels per grid cell.
+
+    It also turns on JAX's persistent compilation cache (`maxatar.compilation_cache`; `MAXATAR_CACHE_DIR=off`
+    turns it off), so the programs compiled for this environment are reused by the next process.
     """
+    compilation_cache.enable()
     spec = _spec(env_id)
     cls = env_class(env_id)
     overrides = {**setting_kwargs(cls, canonical_name(env_id), setting), **overrides}

@@ -6,8 +6,13 @@ import signal
 import pytest
 from hypothesis import HealthCheck, settings
 
+from maxatar import compilation_cache
+
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+# The persistent compilation cache as users get it (on, in their cache directory), for this process and the ones
+# tests start; importing `benchmarks`, whose measurements keep it off, must not turn it off here.
+os.environ.setdefault("MAXATAR_CACHE_DIR", str(compilation_cache.cache_dir() or "off"))
 
 common = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 # CI: a fixed, reproducible search, so a green run stays green; locally: fresh examples every run.

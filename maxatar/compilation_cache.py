@@ -1,0 +1,58 @@
+"""JAX's persistent compilation cache, on by default for MaxAtar's jitted paths: a program compiled once (an
+agent's training interval, a vector environment's step) is read back from disk by the next process that
+needs it, so a second run of the same command skips most of its compile time.
+
+`enable()` is called by `maxatar.make` (and so by every front end) and by the agents' runner. It points JAX's
+cache (`jax_compilation_cache_dir`) at `MAXATAR_CACHE_DIR`, by default `$XDG_CACHE_HOME/maxatar/jax`
+(`~/.cache/maxatar/jax`), unless the process already chose a cache directory itself (`JAX_COMPILATION_CACHE_DIR`
+or `jax.config.update`), which is then left as it is. `MAXATAR_CACHE_DIR=off` (or empty) turns it off.
+
+It also bounds the cache (`jax_compilation_cache_max_size`, least recently used entries go first), which makes
+JAX guard every read and write of the directory with a file lock, so processes sharing the cache never read an
+entry another is writing. An entry that cannot be read (a process killed mid-write) is compiled again, with a
+warning from JAX. Only programs that take JAX at least `MIN_COMPILE_SECONDS` to compile are written
+(`jax_persistent_cache_min_compile_time_secs`). The cache is trusted code: keep it in a directory only you can write.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import jax
+
+ENV_VAR = "MAXATAR_CACHE_DIR"
+OFF = ("", "0", "off", "false", "no")
+MAX_SIZE = 2 * 1024**3  # bytes on disk before the least recently used programs are dropped
+# Programs that compile faster than this are not written (JAX's default, 1 s, leaves out a vector env's step).
+MIN_COMPILE_SECONDS = 0.1
+
+
+def cache_dir() -> Path | None:
+    """The directory MaxAtar's cache uses: `MAXATAR_CACHE_DIR`, else `$XDG_CACHE_HOME/maxatar/jax`; None when
+    turned off."""
+    chosen = os.environ.get(ENV_VAR)
+    if chosen is not None:
+        return None if chosen.strip().lower() in OFF else Path(chosen).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "maxatar" / "jax"
+
+
+def enable() -> Path | None:
+    """Use the persistent compilation cache in this process, unless it is turned off or the process already
+    set a cache directory. Returns the directory in use (None when none is). Cheap and idempotent: safe to call
+    before every compilation."""
+    current = jax.config.jax_compilation_cache_dir
+    if current:
+        return Path(current)
+    directory = cache_dir()
+    if directory is None:
+        return None
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None  # an unwritable home: compile as if there were no cache
+    jax.config.update("jax_compilation_cache_max_size", MAX_SIZE)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", MIN_COMPILE_SECONDS)
+    jax.config.update("jax_compilation_cache_dir", str(directory))
+    return directory
