@@ -42,14 +42,12 @@ import numpy as np
 from benchmarks.machine import cpu_description
 from maxatar_agents import dqn
 from maxatar_agents.configs import default_preset, make_config
+from maxatar_agents.published import GAMES, MINATAR_DQN
 from maxatar_agents.registry import AGENT_MODULES, agent_module
 from maxatar_agents.runner import compiled
 
 RESULTS = Path("benchmarks/results/agents")
-GAMES = ["Breakout-v0", "Asterix-v0", "Freeway-v0", "Seaquest-v0", "SpaceInvaders-v0"]
-# MinAtar's published DQN returns (Young & Tian, 2019: mean of the last 100 training episodes after 5M
-# frames; sticky actions 0.1, difficulty ramping, full action set): the targets of (c).
-MINATAR_DQN = {"Breakout-v0": 10, "Asterix-v0": 17, "Freeway-v0": 50, "Seaquest-v0": 20, "SpaceInvaders-v0": 43}
+# GAMES, and MINATAR_DQN: MinAtar's published DQN returns, the targets of (c).
 # pgx's MinAtar PPO example: 20M frames on one GPU in 30-75 s (sticky 0.1, minimal action set).
 PGX_PPO = {"Breakout-v0": 50, "Asterix-v0": 22, "Freeway-v0": 63, "Seaquest-v0": 54, "SpaceInvaders-v0": 145}
 README_START, README_END = "<!-- agents:start -->", "<!-- agents:end -->"

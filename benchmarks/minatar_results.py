@@ -493,6 +493,36 @@ def run_results(results: Path, entry: Entry, game: str) -> tuple[dict, list[dict
     return summary, list(csv.DictReader(metrics.splitlines()))
 
 
+def aggregate_lines(args) -> list[str]:
+    """The agents over the five games as the field compares them (`maxatar_agents.evaluate`: normalised scores,
+    interquartile mean with stratified-bootstrap intervals, performance profiles), from the same results; the
+    profile figure goes beside the learning curves."""
+    from maxatar_agents import evaluate as ev
+
+    names = list(dict.fromkeys(entry.name for entry in PROTOCOL))
+    runs = [str(args.results / name) for name in names if (args.results / name).is_dir()]
+    if not runs:
+        return []
+    agents = ev.read_runs(runs, "recent_return", None)
+    result = ev.evaluate(agents, ev.read_random_scores(), ev.BOOTSTRAP, ev.SEED)
+    figure = args.figures / "performance_profiles.png"
+    figure.parent.mkdir(parents=True, exist_ok=True)
+    ev.plot_profiles(result, figure)
+    lines = [
+        "Over the games, normalised as (score - random) / (MinAtar DQN - random) (0: the uniform random policy, "
+        "measured in the same setting; 1: MinAtar's published DQN), every seed of every game a run: the "
+        "interquartile mean (IQM), mean and optimality gap with 95% stratified-bootstrap intervals, as Agarwal "
+        "et al. (2021) report them (`python -m maxatar_agents.evaluate benchmarks/results/agents/minatar/*`).",
+        "",
+        "| agent (preset) | games | runs | IQM | mean | optimality gap |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, agent in result["agents"].items():
+        stats = " | ".join(ev.fmt(agent["aggregate"][m]) for m in ("iqm", "mean", "optimality_gap"))
+        lines.append(f"| {name} | {len(agent['games'])} | {agent['runs']} | {stats} |")
+    return [*lines, "", f"![performance profiles]({figure})", ""]
+
+
 def report(args) -> None:
     """The README's results section and the PNG per game, from the committed results files only."""
     lines = [
@@ -555,6 +585,7 @@ def report(args) -> None:
     if pending:
         runs = f"{len(pending)} run" + ("s" if len(pending) > 1 else "")
         lines += [f"Not finished yet ({runs}; `run --resume` continues): {', '.join(pending)}.", ""]
+    lines += aggregate_lines(args)
     figures = [args.figures / f"{game.split('-')[0].lower()}.png" for game in GAMES]
     drawn = [f"![{game}]({path})" for game, path in zip(GAMES, figures, strict=True) if path.exists()]
     if drawn:

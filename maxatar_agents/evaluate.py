@@ -4,7 +4,7 @@ confidence intervals, performance profiles and the probability of improvement of
 
     python -m maxatar_agents.evaluate benchmarks/results/agents/minatar/* --out benchmarks/results/agents/evaluation
     python -m maxatar_agents.evaluate PQN=runs/pqn DQN=runs/dqn --score final_eval   # labels of your own
-    python -m maxatar_agents.evaluate --measure-random   # benchmarks/results/agents/random_scores.json again
+    python -m maxatar_agents.evaluate --measure-random   # maxatar_agents/random_scores.json again
 
 Runs. Each RUN_DIR (or LABEL=RUN_DIR) is a finished run's directory (its `summary.json` and `metrics.csv`, as
 the agents' command line leaves them) or any directory above some: the directories below it that hold a
@@ -16,9 +16,9 @@ Scores. One score per seed: by default MinAtar's measure, the mean return of the
 the end of the run (`recent_return` of the seed's last metrics.csv row, the "final" column of the README's
 table); `--score final_eval` takes the final greedy evaluation's per-seed return from summary.json instead.
 A score is normalised as (score - random) / (MinAtar DQN - random): 0 is the uniform random policy, 1 MinAtar's
-published DQN after 5M frames (Young & Tian 2019; `benchmarks.agents_bench.MINATAR_DQN`). The random policy's
+published DQN after 5M frames (Young & Tian 2019; `published.MINATAR_DQN`). The random policy's
 returns are measured here, in the same setting (`--measure-random`: MinAtar's sticky actions 0.1, difficulty
-ramping, uniform actions over the full action set), and read from benchmarks/results/agents/random_scores.json.
+ramping, uniform actions over the full action set), and read from maxatar_agents/random_scores.json.
 
 Statistics, as rliable defines them (`rliable.metrics`, `rliable.library`), on normalised scores:
 * mean: the mean over games of each game's mean over seeds; median: the median over games of those means (on
@@ -58,12 +58,11 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.agents_bench import GAMES, MINATAR_DQN, machine
+from maxatar_agents.published import GAMES, MINATAR_DQN
 
 # --- configuration ---
 
-REPO = Path(__file__).resolve().parent.parent
-RANDOM_SCORES = REPO / "benchmarks/results/agents/random_scores.json"
+RANDOM_SCORES = Path(__file__).parent / "random_scores.json"  # shipped with the package
 OUT = Path("evaluation")
 SCORES = ("recent_return", "final_eval")  # the last 100 training episodes (MinAtar's) or the final evaluation
 CONFIDENCE = 0.95
@@ -312,7 +311,7 @@ def markdown(result: dict, header: dict) -> str:
         "see maxatar_agents/evaluate.py. -->",
         "",
         f"Score per seed: {score}. Normalised: (score - random) / (MinAtar DQN - random), 0 = uniform random "
-        "policy (measured here, benchmarks/results/agents/random_scores.json), 1 = MinAtar's published DQN after "
+        "policy (measured here, maxatar_agents/random_scores.json), 1 = MinAtar's published DQN after "
         "5M frames. IQM: interquartile mean of all runs; optimality gap: mean shortfall "
         f"below 1 (lower is better). Brackets: {CONFIDENCE:.0%} stratified-bootstrap intervals "
         f"({header['bootstrap_samples']:,} samples, seeds resampled within each game).",
@@ -455,8 +454,22 @@ def random_returns(env_id: str, episodes: int, max_steps: int, seed: int) -> tup
     return np.asarray(returns, float), np.asarray(lengths)
 
 
+def _machine() -> str:
+    """The machine a measurement ran on, as the benchmarks describe it (from a checkout, where results are
+    committed)."""
+    try:
+        from benchmarks.agents_bench import machine
+    except ImportError:
+        import platform
+
+        import jax
+
+        return f"{platform.processor() or platform.machine()}, jax {jax.__version__}"
+    return machine()
+
+
 def measure_random(args) -> None:
-    """benchmarks/results/agents/random_scores.json: the random policy's returns on every game, with the command
+    """maxatar_agents/random_scores.json: the random policy's returns on every game, with the command
     and the machine that measured them."""
     import time
 
@@ -481,7 +494,7 @@ def measure_random(args) -> None:
         "setting": MINATAR_SETTING,
         "command": "python -m maxatar_agents.evaluate --measure-random"
         + f" --episodes {args.episodes} --max-steps {args.max_steps} --seed {args.seed}",
-        "machine": machine(),
+        "machine": _machine(),
         "wall_seconds": round(time.time() - start, 1),
         "max_steps": args.max_steps,
         "seed": args.seed,

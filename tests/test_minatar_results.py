@@ -22,7 +22,15 @@ def namespace(tmp_path, **extra) -> argparse.Namespace:
 
 def write_run(results, entry: mr.Entry, game: str, finals: list[float], greedy: list[float]) -> None:
     """A finished run's two result files, as `keep_results` leaves them."""
-    write_result_files(mr.result_dir(results, entry, game), finals, greedy, seeds=list(range(len(finals))))
+    write_result_files(
+        mr.result_dir(results, entry, game),
+        finals,
+        greedy,
+        seeds=list(range(len(finals))),
+        env_id=f"maxatar/{game}",
+        algorithm=entry.algo,
+        preset=entry.preset,
+    )
 
 
 def write_result_files(out, finals: list[float], greedy: list[float], seeds: list[int], **machine) -> None:
@@ -93,7 +101,8 @@ def test_the_parts_of_a_run_merge_into_one_run_and_ship_the_best_seeds_part(tmp_
     run = mr.result_dir(results, DQN_PAPER, "Breakout-v0")
     for first, greedy in ((0, 20.0), (1, 35.0), (2, 25.0)):
         machine = {"machine_at_start": f"s{first}", "machine_at_end": "e"}
-        write_result_files(run / DQN_PAPER.part_name(first), [10.0 + first], [greedy], [first], **machine)
+        run_of = {"env_id": "maxatar/Breakout-v0", "algorithm": "dqn", "preset": "minatar"}
+        write_result_files(run / DQN_PAPER.part_name(first), [10.0 + first], [greedy], [first], **machine, **run_of)
         if first == 0:  # the table says how far a run in parts has got, and shows the seeds finished so far
             mr.report(namespace(tmp_path, readme=None))
             out = capsys.readouterr().out
@@ -139,7 +148,7 @@ def test_the_readme_table_is_what_report_builds_from_the_committed_results(tmp_p
     mr.report(args)
     assert readme.read_text() == (root / "README.md").read_text(), "README is stale: run `report --readme README.md`"
     drawn = sorted(p.name for p in (tmp_path / mr.FIGURES).iterdir())
-    assert drawn == sorted(p.name for p in (root / mr.FIGURES).glob("*.png")) and len(drawn) == len(mr.GAMES)
+    assert drawn == sorted(p.name for p in (root / mr.FIGURES).glob("*.png")) and len(drawn) == len(mr.GAMES) + 1
 
 
 # A stand-in for `python -m maxatar_agents.<algo>` (the real one is tested in test_agents_cli.py): it leaves the
@@ -180,6 +189,7 @@ out.mkdir(parents=True)
 rows = "seed,frames,episodes,recent_return,wall_time\\n" + f"{seed},2000,9,{seed + 1.0},1\\n"
 (out / "metrics.csv").write_text(rows)
 summary = {"frames_per_seed": 2000, "wall_time": 60.0, "seeds": [seed], "final_eval_episodes": 100}
+summary |= {"env_id": argv[argv.index("--env") + 1], "algorithm": "dqn", "preset": argv[argv.index("--preset") + 1]}
 summary["checkpoint"] = str(out.resolve() / "checkpoint.npz")
 summary |= {"final_eval_return_per_seed": [10.0 * seed], "final_eval_return_mean": 10.0 * seed}
 (out / "summary.json").write_text(json.dumps(summary))
