@@ -7,11 +7,11 @@ from 1.0 to 0.1 over the 100k frames after that, gamma 0.99, Huber loss and cent
 decay 0.95, eps 0.01 added outside the square root, as PyTorch does), 5M frames with sticky actions (0.1) and
 difficulty ramping on.
 
-Read top to bottom: `Config` and `PRESETS`; the loss (`n_step_target`, `td_loss`); the learner (DQN's part
-of the training state); the optimiser; `make_program`, which gives the off-policy skeleton (`off_policy.py`:
-acting, stepping, the replay buffer, the update schedule) DQN's own pieces: initial params, the epsilon-greedy
-acting rule, the update and what to log; `make_train(config) -> train(key)`, the whole run as one jitted,
-vmappable function.
+Read top to bottom: `Config` and `PRESETS`; the loss (`td_loss`, on the skeleton's `n_step_target`); the
+learner (DQN's part of the training state); the optimiser; `make_program`, which gives the off-policy skeleton
+(`off_policy.py`: acting, stepping, the replay buffer, the update schedule) DQN's own pieces: initial params,
+the epsilon-greedy acting rule, the update and what to log; `make_train(config) -> train(key)`, the whole run
+as one jitted, vmappable function.
 
     python -m maxatar_agents.dqn --env maxatar/Breakout-v0 --preset minatar --seeds 4 --out runs/breakout
 """
@@ -102,24 +102,6 @@ PRESETS: dict[str, dict[str, Any]] = {
 # fmt: on
 
 
-def n_step_target(sequence: Transition, next_q: jax.Array, gamma: float) -> tuple[jax.Array, jax.Array]:
-    """The n-step target r_0 + gamma r_1 + ... + gamma^(n-1) r_(n-1) + gamma^n Q(s_n) of sampled runs of n + 1
-    steps (fields shaped (batch, n + 1); `next_q` is Q(s_n)), cut at the first episode end in the window,
-    and whether each sample is usable.
-
-    Windows cut by a time-limit truncation are not usable: the step after it is the next episode's first
-    observation (see `off_policy.Transition`), not a state to bootstrap from.
-    """
-    n = sequence.reward.shape[1] - 1
-    ended = sequence.terminated[:, :n] | sequence.truncated[:, :n]
-    target = next_q
-    for k in reversed(range(n)):  # n is small and static: unrolled
-        target = sequence.reward[:, k] + gamma * jnp.where(ended[:, k], 0.0, target)
-    first_end = jnp.cumsum(ended, axis=1) - ended == 0  # no episode end before step k
-    cut_by_truncation = jnp.any(first_end & sequence.truncated[:, :n] & ~sequence.terminated[:, :n], axis=1)
-    return target, ~cut_by_truncation
-
-
 def td_loss(
     params: Any,
     target_params: Any,
@@ -132,7 +114,7 @@ def td_loss(
     """Huber loss between Q(s_0, a_0) and the n-step target with max_a' Q_target(s_n, a') over sampled runs
     of n + 1 steps, and the mean Q(s_0, a_0) (to log). With `double_q` the online network picks a' and the
     target network values it, which curbs the max operator's overestimation. `q_values(params, obs)` is the
-    network. Samples cut by a truncation count for nothing (see `n_step_target`)."""
+    network. Samples cut by a truncation count for nothing (see `off_policy.n_step_target`)."""
     last_obs = sequence.obs[:, -1]
     next_q_all = q_values(target_params, last_obs)
     if double_q:
@@ -140,7 +122,7 @@ def td_loss(
         next_q = jnp.take_along_axis(next_q_all, next_action[:, None], axis=-1)[:, 0]
     else:
         next_q = next_q_all.max(axis=-1)
-    target, usable = n_step_target(sequence, next_q, gamma)
+    target, usable = off_policy.n_step_target(sequence, next_q, gamma)
     q = q_values(params, sequence.obs[:, 0])
     q_taken = jnp.take_along_axis(q, sequence.action[:, 0, None], axis=-1)[:, 0]
     valid = usable.astype(jnp.float32)

@@ -65,6 +65,24 @@ class Transition(NamedTuple):
     truncated: jax.Array
 
 
+def n_step_target(sequence: Transition, next_q: jax.Array, gamma: float) -> tuple[jax.Array, jax.Array]:
+    """The n-step target r_0 + gamma r_1 + ... + gamma^(n-1) r_(n-1) + gamma^n Q(s_n) of sampled runs of n + 1
+    steps (fields shaped (batch, n + 1); `next_q` is Q(s_n)), cut at the first episode end in the window,
+    and whether each sample is usable.
+
+    Windows cut by a time-limit truncation are not usable: the step after it is the next episode's first
+    observation (see `off_policy.Transition`), not a state to bootstrap from.
+    """
+    n = sequence.reward.shape[1] - 1
+    ended = sequence.terminated[:, :n] | sequence.truncated[:, :n]
+    target = next_q
+    for k in reversed(range(n)):  # n is small and static: unrolled
+        target = sequence.reward[:, k] + gamma * jnp.where(ended[:, k], 0.0, target)
+    first_end = jnp.cumsum(ended, axis=1) - ended == 0  # no episode end before step k
+    cut_by_truncation = jnp.any(first_end & sequence.truncated[:, :n] & ~sequence.terminated[:, :n], axis=1)
+    return target, ~cut_by_truncation
+
+
 class OffPolicyAgent(NamedTuple):
     """What an algorithm adds to the skeleton: its learner (a NamedTuple of what its updates change, which the
     shared `program.TrainState` carries as `learner`) and these functions.

@@ -4,7 +4,9 @@ Discrete SAC (Christodoulou, 2019): with a finite action set the policy's distri
 expectation over actions is an exact sum instead of a sampled estimate, in all three losses:
 
 * critics (two, with target copies):  Q_i(s, a) -> r + gamma * sum_a' pi(a'|s') [min_j Qtarget_j(s', a')
-  - alpha log pi(a'|s')]  (no bootstrap at termination);
+  - alpha log pi(a'|s')]  (no bootstrap at termination; with `n_step`, the n-step return bootstraps from the
+  n-th state, and `critic_target="mean"` averages the two target critics instead of taking the smaller, the
+  "double average" of Zhou et al., 2022);
 * actor:  sum_a pi(a|s) [alpha log pi(a|s) - min_j Q_j(s, a)];
 * temperature:  sum_a pi(a|s) [-alpha (log pi(a|s) + target_entropy)], which raises alpha when the policy's
   entropy falls below `target_entropy = target_entropy_scale * log(num_actions)`.
@@ -63,12 +65,14 @@ class Config(off_policy.OffPolicyConfig):
     adam_eps: float = 1e-4  # larger than Adam's 1e-8, which is unstable for the temperature
     initial_alpha: float = 1.0  # the temperature before the first update
     target_entropy_scale: float = 0.98  # target entropy as a fraction of the maximum, log(num_actions)
+    n_step: int = 1  # n-step returns for the critics (1: the paper's one-step target); episode ends cut them
+    critic_target: str = "min"  # the target critics' value: "min" (clipped double Q) or "mean" (double average)
 
     def __post_init__(self):
         """The skeleton's checks, then SAC's."""
         super().__post_init__()
-        if self.buffer_size // self.num_envs < 2:
-            raise ValueError("buffer_size must hold at least two transitions per environment")
+        if self.buffer_size // self.num_envs < self.n_step + 1:
+            raise ValueError("buffer_size must hold at least n_step + 1 transitions per environment")
 
 
 # A preset's settings go on a few lines by theme (run, replay and updates, targets, step sizes, network).
@@ -115,27 +119,32 @@ def critic_loss(
     target_critic_params: Any,
     actor_params: Any,
     alpha: jax.Array,
-    first: Transition,
-    second: Transition,
+    sequence: Transition,
     *,
     critics: Callable,
     logits: Callable,
     gamma: float,
+    critic_target: str = "min",
 ) -> tuple[jax.Array, jax.Array]:
-    """Soft Bellman error of both critics on transitions first -> second, and their mean Q(s, a) (to log).
+    """Soft Bellman error of both critics on sampled runs of n + 1 steps (fields shaped (batch, n + 1)), and
+    their mean Q(s_0, a_0) (to log).
 
-    The target r + gamma * sum_a' pi(a'|s') [min_j Qtarget_j(s', a') - alpha log pi(a'|s')] takes the
-    smaller critic to curb overestimation; no bootstrap at termination. Transitions cut by a time limit
-    count for nothing (their stored successor is the next episode's first observation; see
-    `off_policy.Transition`). `critics(params, obs)` gives both critics' Q-values stacked on a leading
-    axis of 2, `logits(params, obs)` the actor's."""
-    next_probs, next_log_probs = policy(logits(actor_params, second.obs))
-    next_q = critics(target_critic_params, second.obs).min(axis=0)
+    The target is the n-step return bootstrapped from V(s_n) = sum_a' pi(a'|s_n) [Qtarget(s_n, a') - alpha
+    log pi(a'|s_n)] (`off_policy.n_step_target`: cut at an episode end, no bootstrap past a termination),
+    where Qtarget is the smaller of the two target critics ("min", which curbs overestimation) or their mean
+    ("mean"). Runs cut by a time limit count for nothing (their stored successor is the next episode's first
+    observation; see `off_policy.Transition`). `critics(params, obs)` gives both critics' Q-values stacked on
+    a leading axis of 2, `logits(params, obs)` the actor's."""
+    last_obs = sequence.obs[:, -1]
+    next_probs, next_log_probs = policy(logits(actor_params, last_obs))
+    both = critics(target_critic_params, last_obs)
+    next_q = both.min(axis=0) if critic_target == "min" else both.mean(axis=0)
     next_v = jnp.sum(next_probs * (next_q - alpha * next_log_probs), axis=-1)
-    target = jax.lax.stop_gradient(first.reward + gamma * jnp.where(first.terminated, 0.0, next_v))
-    q = critics(critic_params, first.obs)  # (2, batch, actions)
-    q_taken = jnp.take_along_axis(q, first.action[None, :, None], axis=-1)[..., 0]
-    valid = (first.terminated | ~first.truncated).astype(jnp.float32)
+    target, usable = off_policy.n_step_target(sequence, next_v, gamma)
+    target = jax.lax.stop_gradient(target)
+    q = critics(critic_params, sequence.obs[:, 0])  # (2, batch, actions)
+    q_taken = jnp.take_along_axis(q, sequence.action[None, :, 0, None], axis=-1)[..., 0]
+    valid = usable.astype(jnp.float32)
     errors = jnp.sum(valid * (q_taken - target) ** 2, axis=-1) / jnp.maximum(valid.sum(), 1)
     return jnp.sum(errors), q_taken.mean()
 
@@ -184,7 +193,7 @@ def make_program(config: Config) -> Program:
     target_entropy = config.target_entropy_scale * math.log(env.num_actions)
     start = off_policy.first_update_step(config)
     networks = dict(critics=critics, logits=actor.apply)
-    critic_loss_fn = functools.partial(critic_loss, **networks, gamma=config.gamma)
+    critic_loss_fn = functools.partial(critic_loss, **networks, gamma=config.gamma, critic_target=config.critic_target)
     actor_loss_fn = functools.partial(actor_loss, **networks)
 
     def init(keys: list[jax.Array], obs: jax.Array) -> Learner:
@@ -210,19 +219,19 @@ def make_program(config: Config) -> Program:
         sampled = jnp.sum(uniforms[:, :1] > jnp.cumsum(probs, axis=-1)[:, :-1], axis=-1)
         return jnp.where(t < start, uniform_to_int(uniforms[:, 1], 0, env.num_actions), sampled).astype(jnp.int32)
 
-    def update(learner: Learner, pairs: Transition, number: jax.Array):
-        """One step for critics, actor and temperature on one uniform sample, then the target update."""
-        first, second = jax.tree.map(lambda x: x[:, 0], pairs), jax.tree.map(lambda x: x[:, 1], pairs)
+    def update(learner: Learner, sequence: Transition, number: jax.Array):
+        """One step for critics, actor and temperature on one uniform sample of runs of n_step + 1 steps,
+        then the target update."""
         alpha = jnp.exp(learner.log_alpha)
 
         (c_loss, q_mean), grads = jax.value_and_grad(critic_loss_fn, has_aux=True)(
-            learner.critic_params, learner.target_critic_params, learner.actor_params, alpha, first, second
+            learner.critic_params, learner.target_critic_params, learner.actor_params, alpha, sequence
         )
         updates, c_opt = critic_opt.update(grads, learner.critic_opt, learner.critic_params)
         critic_params = optax.apply_updates(learner.critic_params, updates)
 
         (a_loss, (probs, log_probs, entropy)), grads = jax.value_and_grad(actor_loss_fn, has_aux=True)(
-            learner.actor_params, critic_params, alpha, first.obs
+            learner.actor_params, critic_params, alpha, sequence.obs[:, 0]
         )
         updates, a_opt = actor_opt.update(grads, learner.actor_opt, learner.actor_params)
         actor_params = optax.apply_updates(learner.actor_params, updates)
@@ -251,7 +260,7 @@ def make_program(config: Config) -> Program:
         return actor.apply(actor_params, obs).argmax(axis=-1).astype(jnp.int32)
 
     agent = off_policy.OffPolicyAgent(
-        sequence_length=2,
+        sequence_length=config.n_step + 1,
         num_init_keys=2,
         init=init,
         explore=explore,

@@ -73,14 +73,31 @@ CRITICS = jnp.array([[[1.0, 1.0], [9.0, 9.0]], [[5.0, 2.0], [9.0, 9.0]]])  # onl
 TARGET_CRITICS = jnp.array([[[0.0, 0.0], [2.0, 4.0]], [[0.0, 0.0], [3.0, 1.0]]])
 
 
+def pairs(first: Transition, second: Transition) -> Transition:
+    """One-step runs (fields (batch, 2)) from their first and second steps."""
+    return jax.tree.map(lambda a, b: jnp.stack([a, b], axis=1), first, second)
+
+
+def critic_loss(alpha, sequence, gamma, **kwargs):
+    return sac.critic_loss(
+        CRITICS,
+        TARGET_CRITICS,
+        UNIFORM_LOGITS,
+        alpha,
+        sequence,
+        critics=both_tables,
+        logits=table,
+        gamma=gamma,
+        **kwargs,
+    )
+
+
 def test_critic_loss_soft_bellman_target_with_the_smaller_critic():
     no, yes = [False, False], [False, True]
     first = transitions(obs=[0, 0], action=[1, 0], reward=[1.0, 7.0], terminated=no, truncated=yes)
     second = transitions(obs=[1, 1], action=[0, 0], reward=[0.0, 0.0], terminated=no, truncated=no)
     alpha, gamma = 0.5, 0.9
-    loss, q_mean = sac.critic_loss(
-        CRITICS, TARGET_CRITICS, UNIFORM_LOGITS, alpha, first, second, critics=both_tables, logits=table, gamma=gamma
-    )
+    loss, q_mean = critic_loss(alpha, pairs(first, second), gamma)
     # min over the target critics in state 1: (2, 1); V(s') = 1/2 (2 + alpha ln 2) + 1/2 (1 + alpha ln 2).
     target = 1.0 + gamma * (1.5 + alpha * LOG2)
     # The second transition was cut by a time limit: left out. Critic Q(s_0, a=1): 1 and 2.
@@ -88,12 +105,39 @@ def test_critic_loss_soft_bellman_target_with_the_smaller_critic():
     assert float(q_mean) == pytest.approx((1.0 + 2.0 + 1.0 + 5.0) / 4)
 
 
+def test_critic_loss_mean_target_averages_the_target_critics():
+    first = transitions(obs=[0], action=[1], reward=[1.0], terminated=[False], truncated=[False])
+    second = transitions(obs=[1], action=[0], reward=[0.0], terminated=[False], truncated=[False])
+    alpha, gamma = 0.5, 0.9
+    loss, _ = critic_loss(alpha, pairs(first, second), gamma, critic_target="mean")
+    # mean of the target critics in state 1: (2.5, 2.5); V(s') = 2.5 + alpha ln 2.
+    target = 1.0 + gamma * (2.5 + alpha * LOG2)
+    assert float(loss) == pytest.approx((1.0 - target) ** 2 + (2.0 - target) ** 2, rel=1e-6)
+
+
+def test_critic_loss_n_step_return_bootstraps_from_the_nth_state():
+    # Runs of 3 steps from state 0: rewards 1 then 2, then V(s_2) in state 1 (min critics (2, 1)).
+    # Run 1 goes on: 1 + 0.9 * 2 + 0.81 * V. Run 2 terminates at its first step: its target is 3.
+    alpha, gamma = 0.5, 0.9
+    runs = transitions(
+        obs=[[0, 0, 1], [0, 1, 1]],
+        action=[[1, 0, 0], [0, 0, 0]],
+        reward=[[1.0, 2.0, 0.0], [3.0, 5.0, 0.0]],
+        terminated=[[False, False, False], [True, False, False]],
+        truncated=[[False, False, False], [False, False, False]],
+    )
+    loss, _ = critic_loss(alpha, runs, gamma)
+    v = 1.5 + alpha * LOG2
+    first = 1.0 + gamma * 2.0 + gamma**2 * v  # Q(s_0, 1): 1 (critic 1) and 2 (critic 2)
+    second = 3.0  # Q(s_0, 0): 1 and 5
+    expected = ((1.0 - first) ** 2 + (1.0 - second) ** 2) / 2 + ((2.0 - first) ** 2 + (5.0 - second) ** 2) / 2
+    assert float(loss) == pytest.approx(expected, rel=1e-6)
+
+
 def test_critic_loss_does_not_bootstrap_at_termination():
     first = transitions(obs=[0], action=[0], reward=[3.0], terminated=[True], truncated=[False])
     second = transitions(obs=[1], action=[0], reward=[0.0], terminated=[False], truncated=[False])
-    loss, _ = sac.critic_loss(
-        CRITICS, TARGET_CRITICS, UNIFORM_LOGITS, 0.5, first, second, critics=both_tables, logits=table, gamma=0.9
-    )
+    loss, _ = critic_loss(0.5, pairs(first, second), 0.9)
     assert float(loss) == pytest.approx((1.0 - 3.0) ** 2 + (5.0 - 3.0) ** 2)
 
 
