@@ -207,11 +207,10 @@ def machine_note() -> str:
 
 
 def write_readme(args, rows, gym_rows, meta) -> None:
-    # The plot goes beside the README's other pictures (docs/), since benchmarks/results/ is not committed.
-    docs = args.readme.resolve().parent / "docs"
-    docs.mkdir(exist_ok=True)
-    shutil.copyfile(args.out / "throughput.png", docs / "benchmark_throughput.png")
-    plot_path = "docs/benchmark_throughput.png"
+    # The plot goes beside the page it is shown on (docs/performance.md: docs/), since benchmarks/results/ is not
+    # committed.
+    shutil.copyfile(args.out / "throughput.png", args.readme.resolve().parent / "benchmark_throughput.png")
+    plot_path = "benchmark_throughput.png"
     meta = {**meta, "notes": list(dict.fromkeys(meta.get("notes", []) + args.note))}
     report.replace_readme_section(args.readme, report.readme_section(rows, gym_rows, meta, plot_path))
     log(f"rewrote the performance section of {args.readme}")

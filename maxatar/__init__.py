@@ -1,10 +1,16 @@
 """MaxAtar: MinAtar, CartPole and Doors as pure, fast JAX environments with Gymnasium and SB3 front ends."""
 
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
+
 from maxatar.core import Draws, Environment, EnvParams, EnvState
 from maxatar.episode import AutoReset
 from maxatar.registry import make, registered_ids
 
-__version__ = "0.1.0"
+try:  # stated once, in pyproject.toml; the installed package's metadata carries it
+    __version__ = _version("maxatar")
+except PackageNotFoundError:  # imported from a checkout that was never installed
+    __version__ = "0+unknown"
 
 __all__ = ["AutoReset", "Draws", "EnvParams", "EnvState", "Environment", "make", "registered_ids", "sharding"]
 

@@ -138,15 +138,16 @@ def test_the_machine_note_names_the_widest_vector_extension_that_wall_clocks_dep
     assert cpu_description().endswith("logical CPUs") and mr.machine().startswith(cpu_description())
 
 
-def test_the_readme_table_is_what_report_builds_from_the_committed_results(tmp_path, monkeypatch):
+def test_the_results_page_is_what_report_builds_from_the_committed_results(tmp_path, monkeypatch):
     root = Path(__file__).resolve().parents[1]
-    readme = tmp_path / "README.md"
-    readme.write_text((root / "README.md").read_text())
-    monkeypatch.chdir(tmp_path)  # the figures go to tmp_path/docs/results, linked as in the README
-    args = namespace(tmp_path, readme=readme)
+    page = tmp_path / mr.PAGE
+    page.parent.mkdir(parents=True)
+    page.write_text((root / mr.PAGE).read_text())
+    monkeypatch.chdir(tmp_path)  # the figures go to tmp_path/docs/results, linked from docs/results.md as results/
+    args = namespace(tmp_path, readme=page)
     args.results, args.figures = root / mr.RESULTS, mr.FIGURES
     mr.report(args)
-    assert readme.read_text() == (root / "README.md").read_text(), "README is stale: run `report --readme README.md`"
+    assert page.read_text() == (root / mr.PAGE).read_text(), f"{mr.PAGE} is stale: run `report --readme {mr.PAGE}`"
     drawn = sorted(p.name for p in (tmp_path / mr.FIGURES).iterdir())
     assert drawn == sorted(p.name for p in (root / mr.FIGURES).glob("*.png")) and len(drawn) == len(mr.GAMES) + 1
 

@@ -1,0 +1,240 @@
+"""Write one docs page per environment (docs/environments/<game>.md) from the environment classes, and one per
+deep RL agent (docs/agents/<algo>.md) from the agent modules.
+
+    python docs/make_pages.py            # rewrite the pages
+    python docs/make_pages.py --check    # exit 1 if an environment page differs from what the code gives
+
+The environment pages are committed (they read well on GitHub too) and tests/test_docs.py checks them; the agent
+pages follow the agents' presets and docstrings, which change often, so docs/conf.py writes them at every build
+(`agent_pages()`) and git ignores them.
+
+Everything on a page comes from the game's class data (`maxatar/games/<game>/rules.py`: its docstring, channels,
+action sets, difficulty levels, random draws, settings), the GIFs in docs/ and the results table of
+docs/results.md (written by `python -m benchmarks.minatar_results report --readme docs/results.md`), so rerun
+this after changing any of them. tests/test_docs.py checks that the pages are up to date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+import maxatar  # noqa: E402
+
+# MinAtar's action indices (its `Environment.action_map`): the six actions of the full set.
+MINATAR_ACTIONS = ("noop", "left", "up", "right", "down", "fire")
+OTHER_ACTIONS = {"cartpole": ("push left", "push right"), "doors": ("stay", "right", "down", "left", "up")}
+# Random play GIF, trained play GIF (under docs/), and the game's row name in the results table.
+PICTURES = {
+    "breakout": ("breakout.gif", "trained/breakout.gif", "Breakout"),
+    "asterix": ("asterix.gif", "trained/asterix.gif", "Asterix"),
+    "freeway": ("freeway.gif", "trained/freeway.gif", "Freeway"),
+    "seaquest": ("seaquest.gif", "trained/seaquest.gif", "Seaquest"),
+    "space_invaders": ("space_invaders.gif", "trained/spaceinvaders.gif", "SpaceInvaders"),
+    "cartpole": ("cartpole.gif", None, None),
+    "doors": ("doors.gif", None, None),
+}
+# What is drawn when (guides/reset-options.md, "Deterministic play"; tests/test_determinism.py).
+RANDOMNESS = {
+    "breakout": "One draw at reset (the ball's side); the steps are deterministic given the actions.",
+    "asterix": "No draw at reset; every spawn draws its side, whether it is gold, and its row.",
+    "freeway": "The car speeds and directions at reset, and again after each crossing.",
+    "seaquest": "No draw at reset; enemy and diver spawns draw their side, kind and row.",
+    "space_invaders": "No draw at all: every episode starts the same, and the steps are deterministic given the "
+    "actions.",
+    "cartpole": "The start state (four uniforms in [-0.05, 0.05]); the steps are deterministic given the actions.",
+    "doors": "The start (the agent's and the goal's columns, and the doors when `random_doors=True`); the steps "
+    "are deterministic given the actions.",
+}
+QUIRK_MARK = re.compile(r"reproduced|^Behaviour of", re.IGNORECASE)
+
+
+def split_docstring(doc: str) -> tuple[str, str]:
+    """The module docstring's description, and its list of reference behaviour kept on purpose (may be empty)."""
+    lines = doc.strip().splitlines()
+    for i, line in enumerate(lines):
+        if QUIRK_MARK.search(line):
+            return "\n".join(lines[:i]).strip(), "\n".join(lines[i:]).strip()
+    return "\n".join(lines).strip(), ""
+
+
+def results_rows(game_row: str) -> list[str]:
+    """The header and this game's rows of the results table on docs/results.md."""
+    text = (DOCS / "results.md").read_text().splitlines()
+    header = [line for line in text if line.startswith("| game | agent")]
+    rows = [line for line in text if line.startswith(f"| {game_row} |")]
+    return [*header[:1], *rows]
+
+
+def table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def page(env_id: str) -> tuple[str, str]:
+    env, params = maxatar.make(env_id)
+    cls = type(env)
+    module = importlib.import_module(cls.__module__)
+    about, quirks = split_docstring(module.__doc__ or "")
+    title = env_id.split("/")[1].split("-")[0]
+    names = OTHER_ACTIONS.get(cls.name, MINATAR_ACTIONS)
+    minimal = cls.minimal_action_set
+    out = [f"# {title}", "", f"`{env_id}`" + (f" (gymnax: `{cls.gymnax_name}`)" if cls.gymnax_name else ""), ""]
+    spec = [
+        ["observation", f"{env.obs_shape}, {np.dtype(env.obs_dtype)}"],
+        ["actions (full)", str(cls.num_game_actions)],
+        ["actions (`full_action_space=False`)", str(len(minimal)) if minimal else str(cls.num_game_actions)],
+        ["difficulty levels", f"0-{cls.max_difficulty}" if cls.max_difficulty else "0 (no ramp)"],
+        ["uniforms per reset / step", f"{env.num_reset_uniforms} / {cls.num_step_uniforms}"],
+        ["defaults", f"sticky actions {float(params.sticky_action_prob):.2g}, max_steps {int(params.max_steps)}"],
+        ["rules", f"`{cls.__module__.replace('.', '/')}.py`"],
+    ]
+    out += table(["", ""], spec) + [""]
+    out += ["## The game", "", about, ""]
+    random_gif, trained_gif, result_row = PICTURES[cls.name]
+    pictures = [f"![random play](../{random_gif})"]
+    if trained_gif:
+        pictures.append(f"![trained play](../{trained_gif})")
+    out += [" ".join(pictures), "", "Random play" + (", then the shipped trained agent." if trained_gif else "."), ""]
+    out += ["## Observation", ""]
+    if cls.channels:
+        rows = [[str(i), f"`{c.name}`", f"rgb{tuple(c.colour)}"] for i, c in enumerate(cls.channels)]
+        out += table(["channel", "name", "colour when drawn"], rows) + [""]
+        out += ['`obs_type="rgb"` or `"grayscale"` gives the picture instead ([pixels](../guides/pixels.md)).', ""]
+    else:
+        out += [f"A {np.dtype(env.obs_dtype)} vector of shape {env.obs_shape} (see above).", ""]
+    out += ["## Actions", ""]
+    rows = [[str(a), names[a], "yes" if minimal is None or a in minimal else ""] for a in range(cls.num_game_actions)]
+    out += table(["action", "meaning", "in the minimal set"], rows) + [""]
+    out += ["## Difficulty", ""]
+    if cls.max_difficulty:
+        out += [
+            f"The game ramps its difficulty as MinAtar's does, through levels 0-{cls.max_difficulty}; "
+            '`reset(options={"difficulty": k})` or `maxatar.make(id, difficulty=k)` starts at level k, and '
+            "`difficulty_ramping=False` keeps the level fixed ([reset options](../guides/reset-options.md)).",
+            "",
+        ]
+    else:
+        out += ["No difficulty ramp (the reference has none): only level 0.", ""]
+    out += ["## Randomness", "", RANDOMNESS[cls.name], ""]
+    out += [
+        "Sticky actions repeat the last executed action with probability `sticky_action_prob` (one draw every "
+        "step, also when it is 0, so that a seed's tape does not shift). See "
+        "[deterministic play](../guides/reset-options.md).",
+        "",
+    ]
+    out += ["## The reference's quirks, kept on purpose", ""]
+    out += [quirks or "None beyond the reference's own rules.", ""]
+    out += ["All of them, with the parity method: [reference quirks](../reference-quirks.md).", ""]
+    out += ["## Settings", ""]
+    rows = []
+    for name, knobs in cls.settings.items():
+        rows.append([f'`"{name}"`', *(str(knobs.get(k, "-")) for k in ("sticky_action_prob", "full_action_space"))])
+        rows[-1] += [str(knobs.get("difficulty_ramping", "-")), str(knobs.get("max_steps", "-"))]
+    if rows and any(knobs for knobs in cls.settings.values()):
+        out += table(["`setting=`", "sticky actions", "full action set", "ramping", "max_steps"], rows) + [""]
+    else:
+        out += ['Only its own defaults (`setting="minatar"`).', ""]
+    out += ["See [settings of other papers](../guides/settings.md).", ""]
+    out += ["## Baseline results", ""]
+    rows = results_rows(result_row) if result_row else []
+    if len(rows) > 1:
+        out += [
+            "From [the results](../results.md) (MinAtar's setting, 3 seeds per run):",
+            "",
+            rows[0],
+            "|" + "---|" * (rows[0].count("|") - 1),
+            *rows[1:],
+            "",
+            f"![learning curves](../results/{result_row.lower()}.png)",
+            "",
+        ]
+    else:
+        out += ["Every agent's `cartpole` or `doors` preset solves it: see [the agents](../agents/index.md).", ""]
+    return cls.name, "\n".join(out).rstrip() + "\n"
+
+
+AGENTS = {"dqn": "DQN", "sac": "SAC (discrete)", "ppo": "PPO", "pqn": "PQN"}
+
+
+def agent_page(algo: str) -> str:
+    """An agent's page: its docstring, presets (with the fields they set) and its rows of the results table."""
+    module = importlib.import_module(f"maxatar_agents.{algo}")
+    out = [f"# {AGENTS[algo]}", "", f"`maxatar_agents/{algo}.py`: `python -m maxatar_agents.{algo} --help`.", ""]
+    out += [(module.__doc__ or "").strip(), ""]
+    out += ["## Presets", ""]
+    by_env = {v: k for k, v in module.ENV_PRESETS.items()}
+    rows = []
+    for name, fields in module.PRESETS.items():
+        chosen = (
+            f"`{by_env[name]}`" if name in by_env else ("the MinAtar games" if name == module.DEFAULT_PRESET else "")
+        )
+        values = ", ".join(f"`{k}={v!r}`" for k, v in fields.items())
+        rows.append([f"`{name}`", chosen, values])
+    out += table(["preset", "chosen by `--env`", "fields it sets (the rest: the config's defaults)"], rows) + [""]
+    out += [
+        "`--preset NAME` (or a JSON file of fields) overrides the choice; every field is also an option "
+        "(`--help`). See [the agents](index.md) for the common command line and the CartPole results.",
+        "",
+        "```bash",
+        f"python -m maxatar_agents.{algo} --env maxatar/CartPole-v1 --seeds 2 --out runs/{algo}-cartpole"
+        "   # docs: long-running (trains for seconds to minutes)",
+        "```",
+        "",
+    ]
+    out += ["## Results on the MinAtar games", ""]
+    text = (DOCS / "results.md").read_text().splitlines()
+    header = [line for line in text if line.startswith("| game | agent")]
+    label = AGENTS[algo].split()[0]
+    rows = [line for line in text if line.startswith("| ") and f"| {label} (`" in line]
+    if header and rows:
+        out += [
+            "From [the results](../results.md) (MinAtar's setting, 3 seeds per run):",
+            "",
+            header[0],
+            "|" + "---|" * (header[0].count("|") - 1),
+            *rows,
+            "",
+        ]
+    else:
+        out += ["Not run on the MinAtar games yet.", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def agent_pages() -> None:
+    """docs/agents/<algo>.md for every deep RL agent (rewritten only where it changed)."""
+    for algo in AGENTS:
+        path, text = DOCS / "agents" / f"{algo}.md", agent_page(algo)
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a page is stale")
+    args = parser.parse_args()
+    stale = []
+    for env_id in maxatar.registered_ids():
+        name, text = page(env_id)
+        path = DOCS / "environments" / f"{name}.md"
+        if args.check:
+            if not path.exists() or path.read_text() != text:
+                stale.append(str(path))
+        else:
+            path.write_text(text)
+    if not args.check:
+        agent_pages()
+    if stale:
+        sys.exit(f"stale: {', '.join(stale)}; run python docs/make_pages.py")
+
+
+if __name__ == "__main__":
+    main()
