@@ -415,41 +415,19 @@ def write_outputs(result: dict, header: dict, out: Path) -> str:
 
 def random_returns(env_id: str, episodes: int, max_steps: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Returns and lengths of `episodes` episodes of the uniform random policy over the full action set, in
-    MinAtar's setting (`maxatar.make`'s defaults), played in parallel as `evaluation.evaluate` plays them (one
-    episode per environment, no auto-reset) but with a fresh key for the actions at every step."""
+    MinAtar's setting (`maxatar.make`'s defaults), played in parallel by `evaluation.play_episodes` (one
+    episode per environment, no auto-reset) with a fresh key for the actions at every step."""
     import jax
-    import jax.numpy as jnp
 
     import maxatar
-    from maxatar.prng import uniform
+    from maxatar_agents.evaluation import play_episodes
 
     env, params = maxatar.make(env_id)  # sticky actions 0.1, difficulty ramping, full action set
 
-    @jax.jit
-    def play(key):
-        reset_key, key = jax.random.split(key)
-        _, state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(reset_key, episodes), params)
-        step = jax.vmap(env.transition, in_axes=(0, 0, 0, None))
-        draws = jax.vmap(env.draws_from_uniforms, in_axes=(0, 0, None))
+    def uniform_action(obs, key):
+        return jax.random.randint(key, (episodes,), 0, env.num_actions)
 
-        def running(carry):
-            t, _, _, _, done, _ = carry
-            return (t < max_steps) & ~jnp.all(done)
-
-        def one_step(carry):
-            t, state, returns, lengths, done, key = carry
-            key, action_key, env_key = jax.random.split(key, 3)
-            action = jax.random.randint(action_key, (episodes,), 0, env.num_actions)
-            uniforms = uniform(env_key, (episodes, env.num_draws))
-            _, state, reward, terminated, truncated, _ = step(state, action, draws(uniforms, state, params), params)
-            returns = returns + jnp.where(done, 0.0, reward)
-            lengths = lengths + jnp.where(done, 0, 1)
-            return t + 1, state, returns, lengths, done | terminated | truncated, key
-
-        zeros = jnp.zeros(episodes)
-        init = (jnp.int32(0), state, zeros, zeros.astype(jnp.int32), zeros.astype(bool), key)
-        return jax.lax.while_loop(running, one_step, init)[2:4]
-
+    play = jax.jit(lambda key: play_episodes(env, params, uniform_action, key, episodes, max_steps, True))
     returns, lengths = play(jax.random.key(seed))
     return np.asarray(returns, float), np.asarray(lengths)
 

@@ -72,7 +72,22 @@ def evaluate(
     max_steps: int,
 ) -> jax.Array:
     """Undiscounted returns of `num_episodes` episodes played in parallel by `act(obs) -> actions`
-    (batched over episodes; evaluation policies here are deterministic).
+    (batched over episodes; evaluation policies here are deterministic): `play_episodes`' returns."""
+    return play_episodes(env, env_params, act, key, num_episodes, max_steps)[0]
+
+
+def play_episodes(
+    env: Environment,
+    env_params: EnvParams,
+    act: Callable,
+    key: jax.Array,
+    num_episodes: int,
+    max_steps: int,
+    act_needs_key: bool = False,
+) -> tuple[jax.Array, jax.Array]:
+    """Undiscounted returns and lengths of `num_episodes` episodes played in parallel by `act(obs) -> actions`,
+    or with `act_needs_key` by `act(obs, key) -> actions` with a fresh key every step (a random or sampled
+    policy).
 
     Each environment plays exactly one episode (no auto-reset). The loop stops when every episode has
     terminated or truncated, or after `max_steps` steps: an episode still running then counts with the
@@ -84,22 +99,28 @@ def evaluate(
     draws = jax.vmap(env.draws_from_uniforms, in_axes=(0, 0, None))
 
     def running(carry):
-        t, _, _, _, done, _ = carry
+        t, *_, done, _ = carry
         return (t < max_steps) & ~jnp.all(done)
 
     def one_step(carry):
-        t, obs, state, returns, done, key = carry
-        key, env_key = jax.random.split(key)
-        action = act(obs)
+        t, obs, state, returns, lengths, done, key = carry
+        if act_needs_key:
+            key, action_key, env_key = jax.random.split(key, 3)
+            action = act(obs, action_key)
+        else:
+            key, env_key = jax.random.split(key)
+            action = act(obs)
         uniforms = uniform(env_key, (num_episodes, env.num_draws))
         obs, state, reward, terminated, truncated, _ = step(
             state, action, draws(uniforms, state, env_params), env_params
         )
         returns = returns + jnp.where(done, 0.0, reward)
-        return t + 1, obs, state, returns, done | terminated | truncated, key
+        lengths = lengths + jnp.where(done, 0, 1)
+        return t + 1, obs, state, returns, lengths, done | terminated | truncated, key
 
-    init = (jnp.int32(0), obs, state, jnp.zeros(num_episodes), jnp.zeros(num_episodes, bool), key)
-    return jax.lax.while_loop(running, one_step, init)[3]
+    zeros = jnp.zeros(num_episodes)
+    init = (jnp.int32(0), obs, state, zeros, zeros.astype(jnp.int32), zeros.astype(bool), key)
+    return jax.lax.while_loop(running, one_step, init)[3:5]
 
 
 def keep_best(
