@@ -151,6 +151,8 @@ class Environment:
                            space); None (the default) for bool and float observations
       obs_high             float observations: the bound |x| <= obs_high (a Box), a scalar or one per element;
                            unbounded by default
+      obs_low              float observations bounded otherwise: obs_low <= x <= obs_high (a scalar or one per
+                           element); None (the default) for -obs_high
       obs_pixels           uint8 images (`maxatar.pixels.PixelObservation`): a Box(0, 255), not integer codes
       num_reset_uniforms   how many uniforms `reset_draws` consumes
       num_step_uniforms    how many uniforms `step_draws` consumes (the sticky uniform comes on top)
@@ -183,6 +185,7 @@ class Environment:
     obs_dtype: ClassVar[Any] = jnp.bool_
     obs_nvec: ClassVar[int | None] = None
     obs_high: ClassVar[float | tuple[float, ...]] = math.inf
+    obs_low: ClassVar[float | tuple[float, ...] | None] = None
     obs_pixels: ClassVar[bool] = False
     num_reset_uniforms: ClassVar[int] = 0
     num_step_uniforms: ClassVar[int] = 0
@@ -382,7 +385,8 @@ def observation_bounds(env: Environment) -> tuple:
     if jnp.issubdtype(env.obs_dtype, jnp.integer):
         return 0, int(env.obs_nvec) - 1, np.dtype(env.obs_dtype)
     high = np.broadcast_to(np.asarray(env.obs_high, np.float32), env.obs_shape)
-    return -high, high, np.dtype(np.float32)
+    low = -high if env.obs_low is None else np.broadcast_to(np.asarray(env.obs_low, np.float32), env.obs_shape)
+    return low, high, np.dtype(np.float32)
 
 
 def __getattr__(name):

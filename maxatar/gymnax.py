@@ -44,7 +44,9 @@ __all__ = ["GYMNAX_IDS", "GYMNAX_SETTINGS", "Box", "Discrete", "GymnaxEnv", "mak
 
 # gymnax's environment names -> MaxAtar's ids, from each game's `gymnax_name`.
 GYMNAX_IDS: dict[str, str] = {
-    env_class(name).gymnax_name: name for name in SPECS if env_class(name).gymnax_name is not None
+    env_class(name).gymnax_name: name
+    for name, spec in SPECS.items()
+    if spec.obs_type is None and env_class(name).gymnax_name is not None
 }
 
 

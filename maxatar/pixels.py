@@ -7,6 +7,9 @@ place in the drawing order its game declares (`Environment.channels`, `draw_orde
 
 `PixelObservation(env, "rgb")` is the same environment with that picture as its observation (what
 `maxatar.make(id, obs_type="rgb")` and `gymnasium.make(id, obs_type="rgb")` give, as ALE's `obs_type`).
+`FlatObservation(env)` (`obs_type="flat"`, and the `maxatar/<Game>-flat-v0` ids) is the same environment with
+its observation as one float32 vector, for MLPs that do not flatten (CleanRL's scripts); both are
+`ObservationVariant`s, which change the observation and nothing else.
 `cell_table` gives the Python backend the same pixels without JAX: a grid cell's pixels depend only on which
 channels are set in it, so one table, drawn once by `grid_image` itself, maps each cell to its block.
 
@@ -25,9 +28,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import RGB, Channel, Environment, EnvParams
+from maxatar.core import RGB, Channel, Environment, EnvParams, observation_bounds
 
-OBS_TYPES = ("rgb", "grayscale")
+PIXEL_OBS_TYPES = ("rgb", "grayscale")
+OBS_TYPES = (*PIXEL_OBS_TYPES, "flat")
 MIN_SIDE = 160  # default pictures are at least this many pixels on their short side
 BACKGROUND: RGB = (14, 16, 26)
 GRID_LINE: RGB = (32, 35, 52)
@@ -211,8 +215,8 @@ def grayscale(rgb):
 
 
 def unwrapped(env: Environment) -> Environment:
-    """The environment under any `PixelObservation`."""
-    return env.env if isinstance(env, PixelObservation) else env
+    """The environment under any `ObservationVariant` (pixels, flat)."""
+    return env.env if isinstance(env, ObservationVariant) else env
 
 
 # --- the numpy path (the Python backend) ---
@@ -252,31 +256,18 @@ def numpy_picture(env: Environment, obs: np.ndarray, obs_type: str, scale: int) 
 # --- the wrapper ---
 
 
-class PixelObservation(Environment):
-    """`env` with its picture as the observation: uint8 (H, W, 3) for "rgb", (H, W) for "grayscale".
+class ObservationVariant(Environment):
+    """`env` with another observation of the same state: the base of `PixelObservation` and `FlatObservation`.
 
-    Everything else (actions, params, draws, dynamics) is `env`'s, so rollouts, `AutoReset`, the Gymnasium and
-    gymnax front ends and the plain-Python twins (`maxatar.pixel_twin`) work unchanged. `scale` is pixels
-    per grid cell (default: the short side at least 160 pixels, 160 x 160 for the MinAtar games)."""
+    Everything but the observation (actions, params, draws, dynamics) is `env`'s, so rollouts, `AutoReset`, the
+    Gymnasium and gymnax front ends and the plain-Python twins work unchanged. A subclass sets `obs_shape` (and
+    its dtype and bounds) and defines `game_observation`."""
 
-    obs_dtype = jnp.uint8
-    obs_nvec = 256
-    obs_pixels = True
-
-    def __init__(self, env: Environment, obs_type: str = "rgb", scale: int | None = None):
-        if not isinstance(env, Environment) or isinstance(env, PixelObservation):
-            raise TypeError(f"PixelObservation wraps a MaxAtar environment with its own observation, got {env!r}")
-        if obs_type not in OBS_TYPES:
-            raise ValueError(f"obs_type must be None or one of {OBS_TYPES}, got {obs_type!r}")
-        if scale is not None and (not isinstance(scale, (int, np.integer)) or isinstance(scale, bool) or scale < 1):
-            raise ValueError(f"obs_scale must be a positive integer (pixels per cell) or None, got {scale!r}")
+    def __init__(self, env: Environment):
+        if not isinstance(env, Environment) or isinstance(env, ObservationVariant):
+            raise TypeError(f"{type(self).__name__} wraps a MaxAtar environment with its own observation, got {env!r}")
         self.env = env
-        self.obs_type = obs_type
-        self.scale = canvas(env, None if scale is None else int(scale)).scale
         self.action_set = env.action_set
-        height, width = canvas(env, self.scale).shape
-        self.obs_shape = (height, width, 3) if obs_type == "rgb" else (height, width)
-        self.twin = "maxatar.pixel_twin:PixelTwin" if env.twin else None
 
     def __getattr__(self, name):
         """A game's own attributes (Doors' `size`, ...) are the wrapped environment's."""
@@ -321,27 +312,88 @@ class PixelObservation(Environment):
     def game_step(self, game, action, draws, params):
         return self.env.game_step(game, action, draws, params)
 
+    def grid(self, obs):
+        return None  # not the game's grid of channels
+
+
+class PixelObservation(ObservationVariant):
+    """`env` with its picture as the observation: uint8 (H, W, 3) for "rgb", (H, W) for "grayscale".
+
+    Everything else is `env`'s (`ObservationVariant`); the plain-Python twin is `maxatar.pixel_twin.PixelTwin`.
+    `scale` is pixels per grid cell (default: the short side at least 160 pixels, 160 x 160 for the MinAtar
+    games)."""
+
+    obs_dtype = jnp.uint8
+    obs_nvec = 256
+    obs_pixels = True
+
+    def __init__(self, env: Environment, obs_type: str = "rgb", scale: int | None = None):
+        super().__init__(env)
+        if obs_type not in PIXEL_OBS_TYPES:
+            raise ValueError(f"obs_type must be None or one of {OBS_TYPES}, got {obs_type!r}")
+        if scale is not None and (not isinstance(scale, (int, np.integer)) or isinstance(scale, bool) or scale < 1):
+            raise ValueError(f"obs_scale must be a positive integer (pixels per cell) or None, got {scale!r}")
+        self.obs_type = obs_type
+        self.scale = canvas(env, None if scale is None else int(scale)).scale
+        height, width = canvas(env, self.scale).shape
+        self.obs_shape = (height, width, 3) if obs_type == "rgb" else (height, width)
+        self.twin = "maxatar.pixel_twin:PixelTwin" if env.twin else None
+
     def game_observation(self, game) -> jax.Array:
         return picture(self.env, game, self.scale, self.obs_type)
 
-    def grid(self, obs):
-        return None  # an image, not a grid of channels
+
+def flat_observation(obs):
+    """The rule of `obs_type="flat"`, for JAX and numpy arrays alike: the observation as one float32 vector (in
+    C order: for a MinAtar grid, cell (row, col)'s channels are elements `(row * 10 + col) * C` onwards)."""
+    return obs.reshape(-1).astype(np.float32)
+
+
+class FlatObservation(ObservationVariant):
+    """`env` with its observation flattened to a float32 vector (`flat_observation`): what an MLP that does not
+    flatten its input takes (CleanRL's `dqn.py`, `dqn_jax.py`, `ppo.py`), as Gymnasium's `FlattenObservation`
+    plus `DtypeObservation(float32)` give, but on every front end and backend (`make_vec`'s jitted step and
+    the Python twins included). Bounds are the wrapped observation's: [0, 1] for the MinAtar grids."""
+
+    obs_dtype = jnp.float32
+    obs_type = "flat"
+
+    def __init__(self, env: Environment):
+        super().__init__(env)
+        low, high, _ = observation_bounds(env)
+        self.obs_shape = (math.prod(env.obs_shape),)
+        self.obs_low, self.obs_high = (_flat_bound(bound, env.obs_shape) for bound in (low, high))
+        self.twin = "maxatar.pixel_twin:FlatTwin" if env.twin else None
+
+    def game_observation(self, game) -> jax.Array:
+        return flat_observation(self.env.game_observation(game))
+
+
+def _flat_bound(bound, shape) -> float | tuple[float, ...]:
+    """A scalar bound stays one; a per-element bound is flattened (a tuple: the environment stays hashable)."""
+    if np.ndim(bound) == 0:
+        return float(bound)
+    return tuple(np.broadcast_to(np.asarray(bound, np.float32), shape).reshape(-1).tolist())
 
 
 def with_obs_type(env: Environment, obs_type: str | None = None, scale: int | None = None) -> Environment:
-    """`env` itself for obs_type None (its own observation), else its `PixelObservation`."""
-    if obs_type is None:
+    """`env` itself for obs_type None (its own observation), its `FlatObservation` for "flat", else its
+    `PixelObservation`."""
+    if obs_type is None or obs_type == "flat":
         if scale is not None:
             raise ValueError("obs_scale applies only to pixel observations (obs_type='rgb' or 'grayscale')")
-        return env
+        return env if obs_type is None else FlatObservation(env)
     return PixelObservation(env, obs_type, scale)
 
 
 __all__ = [
     "OBS_TYPES",
+    "FlatObservation",
     "GridPalette",
+    "ObservationVariant",
     "PixelObservation",
     "canvas",
+    "flat_observation",
     "grayscale",
     "grid_image",
     "grid_picture",

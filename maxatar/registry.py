@@ -4,27 +4,41 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 from typing import NamedTuple
 
 import numpy as np
 
 from maxatar import compilation_cache
-from maxatar.checks import check_env_id, check_params
+from maxatar.checks import InputError, check_env_id, check_params
 from maxatar.core import Environment, EnvParams
 from maxatar.pixels import with_obs_type
 from maxatar.settings import setting_kwargs
 
 
 class Spec(NamedTuple):
-    """Where an id's class lives (imported on first use) and the constructor arguments it fixes."""
+    """Where an id's class lives (imported on first use), the constructor arguments it fixes, and the observation
+    type it fixes (`obs_type`: None for the game's own observation)."""
 
     entry_point: str
     kwargs: dict
+    obs_type: str | None = None
+
+
+# Observation variants with ids of their own, as ALE's `-ram` ids: `<Game>-flat-v0` is `<Game>-v0` with
+# `obs_type="flat"` (`maxatar.pixels.FlatObservation`: one float32 vector), for clients that take only an id and
+# an MLP that does not flatten (CleanRL's `dqn.py`, `dqn_jax.py`, `ppo.py`).
+ID_OBS_TYPES = ("flat",)
 
 
 def _minatar(module: str, cls: str) -> dict[str, Spec]:
-    """One id per game, as ALE does: the action set is the `full_action_space` keyword, not a version."""
-    return {f"{cls}-v0": Spec(f"maxatar.games.{module}:{cls}", {})}
+    """One id per game, as ALE does: the action set is the `full_action_space` keyword, not a version; and one
+    id per observation variant (`ID_OBS_TYPES`), the same game with that `obs_type`."""
+    entry_point = f"maxatar.games.{module}:{cls}"
+    return {
+        f"{cls}-v0": Spec(entry_point, {}),
+        **{f"{cls}-{obs_type}-v0": Spec(entry_point, {}, obs_type) for obs_type in ID_OBS_TYPES},
+    }
 
 
 # One line per environment; its folder (`maxatar/games/<game>/`) holds everything else about it.
@@ -40,14 +54,15 @@ SPECS: dict[str, Spec] = {
     "Doors-v0": Spec("maxatar.games.doors:Doors", {}),
     **MINATAR_SPECS,
 }
-MINATAR_GAMES = tuple(MINATAR_SPECS)  # canonical names of the five MinAtar games
+MINATAR_GAMES = tuple(name for name, spec in MINATAR_SPECS.items() if spec.obs_type is None)  # the five games
 
 NAMESPACE = "maxatar"
 
 
-def registered_ids() -> list[str]:
-    """Every id, with the `maxatar/` namespace, as Gymnasium knows them."""
-    return [f"{NAMESPACE}/{name}" for name in SPECS]
+def registered_ids(variants: bool = False) -> list[str]:
+    """Every id, with the `maxatar/` namespace, as Gymnasium knows them; with `variants`, the observation
+    variants' ids too (`maxatar/Breakout-flat-v0`, ...)."""
+    return [f"{NAMESPACE}/{name}" for name, spec in SPECS.items() if variants or spec.obs_type is None]
 
 
 def canonical_name(env_id: str) -> str:
@@ -79,7 +94,9 @@ def make(env_id: str, setting: str = "minatar", **overrides) -> tuple[Environmen
     default; `full_action_space=False` selects the game's minimal action set (ALE's keyword; the full set is
     the default, as in MinAtar's published results); any other keyword goes to the environment's constructor
     (for example Doors' `size`). `obs_type="rgb"` or `"grayscale"` (ALE's keyword) gives the environment's
-    picture as its observation (`maxatar.pixels.PixelObservation`), `obs_scale` its pixels per grid cell.
+    picture as its observation (`maxatar.pixels.PixelObservation`), `obs_scale` its pixels per grid cell;
+    `obs_type="flat"` its observation as one float32 vector (`maxatar.pixels.FlatObservation`), which the
+    `<Game>-flat-v0` ids fix.
 
     It also turns on JAX's persistent compilation cache (`maxatar.compilation_cache`; `MAXATAR_CACHE_DIR=off`
     turns it off), so the programs compiled for this environment are reused by the next process.
@@ -88,7 +105,9 @@ def make(env_id: str, setting: str = "minatar", **overrides) -> tuple[Environmen
     spec = _spec(env_id)
     cls = env_class(env_id)
     overrides = {**setting_kwargs(cls, canonical_name(env_id), setting), **overrides}
-    obs_type, obs_scale = overrides.pop("obs_type", None), overrides.pop("obs_scale", None)
+    obs_type, obs_scale = overrides.pop("obs_type", spec.obs_type), overrides.pop("obs_scale", None)
+    if spec.obs_type is not None and obs_type != spec.obs_type:
+        raise ValueError(f"{env_id} fixes obs_type={spec.obs_type!r}; for obs_type={obs_type!r} use its plain id")
     ctor_kwargs = dict(spec.kwargs)
     if "full_action_space" in overrides:
         full = overrides.pop("full_action_space")
@@ -104,7 +123,13 @@ def make(env_id: str, setting: str = "minatar", **overrides) -> tuple[Environmen
     try:
         env = cls(**ctor_kwargs)
     except TypeError as error:
-        raise TypeError(f"{env_id}: unexpected argument(s) {sorted(ctor_kwargs)}: {error}") from None
+        # Name the user's keywords only (not `minimal_actions`, this function's own) and what the id takes.
+        takes = [p for p in inspect.signature(cls).parameters if p not in ("self", "minimal_actions")]
+        unknown = sorted(k for k in ctor_kwargs if k != "minimal_actions" and k not in takes)
+        if not unknown:
+            raise InputError(f"{env_id}: {error}") from None
+        accepted = ["setting", "full_action_space", "obs_type", "obs_scale", *sorted(param_fields), *takes]
+        raise InputError(f"{env_id}: unexpected argument(s) {unknown}; it takes {', '.join(accepted)}") from None
     env = with_obs_type(env, obs_type, obs_scale)
     params = env.default_params()
     if param_overrides:

@@ -53,7 +53,8 @@ from maxatar_agents.runner import compiled  # noqa: F401  (the name benchmarks a
 
 EXIT_INTERRUPTED = 130
 # Options older than the generated ones that name a config field: --env is --env-id.
-FIELD_ALIASES = {"env_id": ["--env"]}
+# Second spellings of field options: `--frames` is `--total-steps` (frames per seed), as the sweep takes both.
+FIELD_ALIASES = {"env_id": ["--env"], "total_steps": ["--frames"]}
 
 
 class UsageError(Exception):

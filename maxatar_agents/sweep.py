@@ -368,6 +368,38 @@ def load_study(storage: str, study_name: str, sampler, pruner, heartbeat: int = 
     raise AssertionError("unreachable")
 
 
+SETTING_ATTR = "setting"  # the study's user attribute: what every trial of it shares (`check_same_setting`)
+
+
+def check_same_setting(study, base: Any, searched: dict, seeds: int, storage: str) -> None:
+    """A study's trials compare only if they share everything but the searched fields: the frame budget
+    (`total_steps`), the environment, the preset's other fields and the number of seeds. The first worker
+    records them in the study; a worker continuing it with another setting (`--total-steps 50000` on a study
+    of 100000-frame trials) stops with an error naming the fields, instead of mixing its trials into the
+    study. A study from an earlier version, which recorded none, is compared with its first trial's config."""
+    setting = {k: v for k, v in config_to_dict(base).items() if k not in searched}
+    setting["seeds"] = seeds
+    recorded = study.user_attrs.get(SETTING_ATTR)
+    if recorded is None:
+        earlier = [t.user_attrs["config"] for t in study.get_trials(deepcopy=False) if "config" in t.user_attrs]
+        if earlier:
+            recorded = {k: v for k, v in earlier[0].items() if k in setting}
+            recorded["seeds"] = seeds  # not recorded then
+        else:
+            study.set_user_attr(SETTING_ATTR, setting)
+            return
+    changed = sorted(k for k in set(setting) | set(recorded) if setting.get(k) != recorded.get(k))
+    if changed:
+        flags = {"total_steps": "--total-steps", "env_id": "--env", "seeds": "--seeds"}
+        what = ", ".join(f"{flags.get(k, k)} {recorded.get(k)!r} -> {setting.get(k)!r}" for k in changed)
+        raise SweepError(
+            f"study {study.study_name!r} in {storage} was run with another setting ({what}); its trials would not "
+            "compare: give the same options, or start another study with --study-name (or another --out)"
+        )
+    if SETTING_ATTR not in study.user_attrs:
+        study.set_user_attr(SETTING_ATTR, setting)
+
+
 def _raced(error: Exception) -> bool:
     """Whether a database error is one that another worker doing the same thing at once causes (a unique key
     or a table created twice), rather than a database that cannot be reached."""
@@ -425,7 +457,9 @@ def optimize(
         study = optimize("pqn", "maxatar/CartPole-v1", trials=20, out="sweeps/pqn-cartpole")
         study.best_params, study.best_value
 
-    `overrides` fixes config fields for every trial (`frames` is `total_steps`); `pruner` is "hyperband",
+    `overrides` fixes config fields for every trial (`frames` is `total_steps`, `--total-steps` on the command
+    line); a study continued with another setting than it was run with is refused (`check_same_setting`);
+    `pruner` is "hyperband",
     "median", "none" or an `optuna.pruners` object; `storage` any database URL Optuna accepts (default a SQLite
     file in `out`), with a heartbeat every `heartbeat` seconds (`heartbeat_seconds`: by default one for a
     server database, none for SQLite); `track` "mlflow" or "tensorboard" logs a parent run with a nested run
@@ -442,7 +476,7 @@ def optimize(
     if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
         raise SweepError(f"--seeds must be an integer >= 1, got {seeds!r}")
     if frames is not None and frames < 1:
-        raise SweepError(f"--frames must be >= 1, got {frames!r}")
+        raise SweepError(f"--total-steps (--frames) must be >= 1, got {frames!r}")
     module = agent_module(algorithm)
     fixed = {**(overrides or {}), **({} if frames is None else {"total_steps": frames})}
     try:
@@ -462,6 +496,7 @@ def optimize(
     sampler = optuna.samplers.TPESampler(seed=sampler_seed)
     num_intervals = module.make_program(base).schedule.num_intervals
     study = load_study(storage, study_name, sampler, make_pruner(pruner, num_intervals), heartbeat)
+    check_same_setting(study, base, searched, seeds, storage)
 
     seed_list = list(range(first_seed, first_seed + seeds))
     settings = {"algorithm": algorithm, "study_name": study_name, "trials": trials, "pruner": str(pruner)}
@@ -654,7 +689,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pruner", default="hyperband", choices=PRUNERS, help="default hyperband")
     parser.add_argument("--seeds", type=int, default=1, help="seeds trained together per trial (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
-    parser.add_argument("--frames", type=int, help="frames per seed per trial (default: the preset's total_steps)")
+    parser.add_argument(
+        "--total-steps",
+        "--frames",
+        dest="frames",
+        type=int,
+        metavar="FRAMES",
+        help="frames per seed per trial, the agents' --total-steps (--frames is an alias, in both commands); "
+        "default: the preset's total_steps",
+    )
     parser.add_argument("--sampler-seed", type=int, help="seed of the TPE sampler")
     parser.add_argument("--timeout", type=float, help="stop starting trials after this many seconds")
     parser.add_argument("--track", choices=tracking.KINDS, help="log a parent run with a nested run per trial")

@@ -114,12 +114,15 @@ def run_gif(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 def run_play(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """Open a window and let a person play, or watch a policy play (the id and the policy are checked first,
     so a typo fails before pygame starts)."""
-    from renderers.play import play
+    from renderers.play import NoDisplayError, play
 
     _, _, env_kwargs, policy = _env_and_policy(parser, args, args.policy)
-    returns = play(
-        args.env, fps=args.fps, zoom=args.zoom, seed=args.seed, max_steps=args.steps, policy=policy, **env_kwargs
-    )
+    try:
+        returns = play(
+            args.env, fps=args.fps, zoom=args.zoom, seed=args.seed, max_steps=args.steps, policy=policy, **env_kwargs
+        )
+    except NoDisplayError as error:
+        parser.error(str(error))
     if returns:
         print(f"{len(returns)} episode(s), mean return {sum(returns) / len(returns):g}")
     return 0

@@ -22,6 +22,27 @@ from renderers.frames import frame
 from renderers.rollout import Policy
 from renderers.window import Window
 
+# SDL's video drivers that show nothing: SDL falls back to one where there is no display (no DISPLAY or
+# WAYLAND_DISPLAY), and `play` would then run episodes nobody sees, with no key ever pressed.
+HEADLESS_DRIVERS = ("offscreen", "dummy")
+
+
+class NoDisplayError(RuntimeError):
+    """`play` found no display to open its window on."""
+
+
+def check_display(pygame) -> None:
+    """Refuse to play without a display, unless SDL's headless driver was asked for (`SDL_VIDEODRIVER=dummy`,
+    as the tests do); the display is shut again first."""
+    driver = pygame.display.get_driver()
+    if driver in HEADLESS_DRIVERS and os.environ.get("SDL_VIDEODRIVER") != driver:
+        pygame.display.quit()
+        raise NoDisplayError(
+            f"no display to open the game's window on (SDL fell back to its {driver!r} video driver; DISPLAY and "
+            "WAYLAND_DISPLAY are unset): run it on a desktop, or record a GIF instead (python -m renderers gif "
+            "--env ID [--policy ...] --out play.gif); SDL_VIDEODRIVER=dummy plays without a window anyway"
+        )
+
 
 def choose_action(env: Environment, key: str | None, previous: int) -> int:
     """The index (into `env`'s action set) that the key named `key` ("left", ..., "space", or None for no
@@ -72,6 +93,7 @@ def play(
 
     env, params = maxatar.make(env_id, **make_kwargs)
     pygame.display.init()  # pygame translates key names to codes once its display is up
+    check_display(pygame)
     keys = {pygame.key.key_code(name): name for name in env.keymap}
     controls = "arrows move, space fires, R restarts, Esc quits" if policy is None else "R restarts, Esc quits"
     watched = "" if policy is None else "agent playing: "

@@ -107,3 +107,13 @@ def test_the_command_line_stops_on_sigterm_as_on_ctrl_c(sent, stray_sigterm_fail
         assert signal.getsignal(signal.SIGTERM) is stray_sigterm_fails
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.ALGORITHM)
+def test_frames_is_an_alias_of_total_steps_as_in_the_sweep(module):
+    """One name for one thing: the agents take `--total-steps` and its alias `--frames`, as the sweep does."""
+    algorithm = module.ALGORITHM
+    assert config_from(algorithm, "--frames", "4096").total_steps == 4096
+    assert config_from(algorithm, "--total-steps", "4096").total_steps == 4096
+    options = {o: a for a in cli.build_parser(algorithm, module)._actions for o in a.option_strings}
+    assert options["--frames"] is options["--total-steps"]

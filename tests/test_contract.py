@@ -168,6 +168,10 @@ def test_make_rejects_bad_configuration():
         maxatar.make("CartPole-v1", max_steps=2.5)
     with pytest.raises(TypeError, match="unexpected argument"):
         maxatar.make("CartPole-v1", gravity=3.0)
+    for kwargs in ({"foo": 1}, {"foo": 1, "full_action_space": False}):
+        with pytest.raises(TypeError, match=r"unexpected argument\(s\) \['foo'\]; it takes setting, full") as error:
+            maxatar.make("Breakout-v0", **kwargs)
+        assert "minimal_actions" not in str(error.value)  # the user's keywords only, not make's own
     env, params = maxatar.make("maxatar/CartPole-v1", sticky_action_prob=0.25, max_steps=0)
     assert (params.sticky_action_prob, params.max_steps) == (0.25, 0)
     assert hash(env) == hash(maxatar.make("CartPole-v1")[0]) and env == maxatar.make("CartPole-v1")[0]

@@ -204,3 +204,27 @@ def test_numpy_outputs_are_writable_copies():
         for a in arrays:
             a[...] = 1
     jax.tree.map(np.testing.assert_array_equal, jax.device_get(venv.state), jax.device_get(other.state))
+
+
+@pytest.mark.parametrize("output", ["numpy", "jax"])
+@pytest.mark.parametrize("env_id", ["maxatar/Breakout-v0", "maxatar/CartPole-v1", "maxatar/Breakout-flat-v0"])
+def test_make_reset_and_step_do_not_warn(env_id, output):
+    """No Gymnasium warning from make, reset or step, numpy or JAX output: the ids are registered as Gymnasium
+    registers its own JAX environments (`disable_env_checker=True`), since the passive checker wants numpy
+    values; Gymnasium's full `check_env` runs on the numpy output above instead."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        env = gymnasium.make(env_id, output=output)
+        for seed in (0, None):
+            env.reset(seed=seed)
+            env.step(0)
+            env.step(1)
+        envs = gymnasium.make_vec(env_id, num_envs=2, output=output)
+        envs.reset(seed=0)
+        envs.step(np.zeros(2, np.int64))
+    assert [str(w.message) for w in caught] == []
+    assert gymnasium.spec(env_id).disable_env_checker
+    # The checker is still there for whoever asks for it.
+    assert "PassiveEnvChecker" in str(gymnasium.make(env_id, disable_env_checker=False))

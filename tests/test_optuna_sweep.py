@@ -95,6 +95,33 @@ def test_running_again_continues_the_study(cli_study):
     assert json.loads((out / "summary.json").read_text())["trials"] == {"COMPLETE": 3}
 
 
+def test_a_study_continued_with_another_setting_is_refused(cli_study):
+    """Trials of another frame budget, environment setting or seed count would not compare: the study records
+    its setting and a worker with another one stops before running a trial, naming what differs."""
+    _, out, _ = cli_study
+    run = lambda **kw: sweep.optimize(
+        "pqn", "maxatar/CartPole-v1", trials=1, out=out, study_name="tiny", space=SPACE, **kw
+    )
+    held = len(optuna.load_study(study_name="tiny", storage=f"sqlite:///{out / 'study.db'}").trials)
+    longer = {**OVERRIDES, "total_steps": 2 * TINY["total_steps"]}
+    with pytest.raises(sweep.SweepError, match=r"another setting \(--total-steps 4096 -> 8192\)"):
+        run(overrides=longer, seeds=2)
+    with pytest.raises(sweep.SweepError, match=r"--total-steps 4096 -> 8192"):
+        run(overrides=OVERRIDES, frames=2 * TINY["total_steps"], seeds=2)
+    with pytest.raises(sweep.SweepError, match=r"--seeds 2 -> 1.*--study-name"):
+        run(overrides=OVERRIDES, seeds=1)
+    with pytest.raises(sweep.SweepError, match=r"sticky_action_prob"):
+        run(overrides={**OVERRIDES, "sticky_action_prob": 0.25}, seeds=2)
+    assert len(optuna.load_study(study_name="tiny", storage=f"sqlite:///{out / 'study.db'}").trials) == held
+
+
+def test_total_steps_and_frames_are_one_option_of_the_sweep():
+    """The sweep's frame budget is the agents' `--total-steps`; `--frames` is its alias (in both commands)."""
+    parser = sweep.build_parser()
+    for flag in ("--total-steps", "--frames"):
+        assert parser.parse_args(["--algo", "pqn", "--out", "x", flag, "5000"]).frames == 5000
+
+
 def test_a_pruner_that_must_prune_stops_the_trial_after_its_first_interval(tmp_path):
     never_good_enough = optuna.pruners.ThresholdPruner(lower=1e9)  # every reported return is below it
     study = sweep.optimize(

@@ -65,3 +65,24 @@ def test_shipped_records_are_json_without_code():
         json.loads((directory / checkpoint.META_FILE).read_text())
         with np.load(directory / checkpoint.STATE_FILE, allow_pickle=False) as arrays:
             assert all(arrays[name].dtype != object for name in arrays.files)
+
+
+def test_load_policy_act_is_jitted_and_the_same_policy():
+    """`act` is jitted (fast for one observation in a Python loop: one dispatch, not the network op by op) and
+    the same policy: one observation, a batch, inside a jitted caller, and with the params passed."""
+    import gymnasium
+    import jax
+
+    env_id, act = maxatar_agents.load_policy("pretrained:maxatar/Breakout-v0")
+    assert isinstance(act.func, type(jax.jit(lambda x: x)))  # a jitted function, not op-by-op dispatch
+    env = gymnasium.make(env_id)
+    obs = [env.reset(seed=0)[0]] + [env.step(t % 3)[0] for t in range(15)]
+    one_by_one = np.array([int(act(None, o)) for o in obs])
+    np.testing.assert_array_equal(np.asarray(act(None, np.stack(obs))), one_by_one)
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda f, o: f(None, o))(act, np.stack(obs))), one_by_one)
+    np.testing.assert_array_equal(np.asarray(jax.jit(jax.vmap(lambda o: act(None, o)))(np.stack(obs))), one_by_one)
+    np.testing.assert_array_equal(np.asarray(act(jax.random.PRNGKey(3), np.stack(obs))), one_by_one)  # a key: its own
+    params = act.args[0]
+    np.testing.assert_array_equal(np.asarray(act(params, np.stack(obs))), one_by_one)
+    unjitted = act.func.__wrapped__  # the same computation without jit: the same actions
+    np.testing.assert_array_equal(np.asarray(unjitted(params, None, np.stack(obs))), one_by_one)

@@ -417,3 +417,14 @@ def test_play_runs_headless_and_quits_on_escape(monkeypatch):
 def test_play_cli_stops_after_the_requested_steps(capsys):
     assert main(["play", "--env", "maxatar/Doors-v0", "--fps", "60", "--steps", "2"]) == 0
     assert not pygame.display.get_init()
+
+
+def test_play_without_a_display_stops_with_an_error(monkeypatch, capsys):
+    """Where SDL falls back to a video driver that shows nothing (no DISPLAY), `play` refuses instead of
+    playing episodes nobody sees; SDL_VIDEODRIVER=dummy, asked for (as here), still plays headless."""
+    monkeypatch.setattr(pygame.display, "get_driver", lambda: "offscreen")
+    with pytest.raises(SystemExit) as stop:
+        main(["play", "--env", "maxatar/Doors-v0", "--fps", "60", "--steps", "2"])
+    assert stop.value.code == 2
+    assert "no display to open the game's window on" in capsys.readouterr().err
+    assert not pygame.display.get_init()

@@ -23,8 +23,9 @@ from maxatar.registry import registered_ids
 
 
 def register_envs() -> None:
-    """Register every MaxAtar id with Gymnasium (idempotent). Importing `maxatar` calls this."""
-    for env_id in registered_ids():
+    """Register every MaxAtar id with Gymnasium (idempotent), the observation variants' ids
+    (`maxatar/Breakout-flat-v0`, ...) included. Importing `maxatar` calls this."""
+    for env_id in registered_ids(variants=True):
         if env_id in gymnasium.registry:
             continue
         gymnasium.register(
@@ -32,6 +33,11 @@ def register_envs() -> None:
             entry_point="maxatar.gym:MaxAtarEnv",
             vector_entry_point="maxatar.gym:MaxAtarVectorEnv",
             kwargs={"env_id": env_id},
+            # As Gymnasium registers its own JAX environments (phys2d/, tabular/): its passive checker expects
+            # numpy values, so with output="jax" it warns on every first reset and step (obs, reward and flags
+            # are JAX arrays, by design). The numpy output passes Gymnasium's full `check_env` on every id in
+            # the tests (tests/test_gym_api.py); `gymnasium.make(id, disable_env_checker=False)` still adds it.
+            disable_env_checker=True,
         )
 
 

@@ -30,7 +30,7 @@ from maxatar.gym.backend import (
     tape_seed,
 )
 from maxatar.gym.functional import MaxAtarFuncEnv
-from maxatar.pixels import canvas, numpy_drawable, numpy_picture
+from maxatar.pixels import canvas, numpy_drawable, numpy_picture, unwrapped
 from maxatar.registry import make
 from maxatar.reset_options import DIFFICULTY, STATE, check_level, check_state, parse
 from maxatar.tape import Tape, tape_row
@@ -50,7 +50,8 @@ class MaxAtarEnv(gymnasium.Env):
     `reset()`, as in MinAtar, except a seeded reset, which starts afresh so that a seed replays exactly.
     Keyword arguments are those of `maxatar.make` (`setting="gymnax"`/`"pgx"`, `sticky_action_prob`,
     `difficulty_ramping`, `max_steps`, `difficulty`, `full_action_space`, `obs_type="rgb"`/`"grayscale"` and
-    `obs_scale` for pixel observations, constructor options such as Doors' `size`).
+    `obs_scale` for pixel observations, `obs_type="flat"` for a float32 vector, constructor options such as
+    Doors' `size`).
     Reset options (`maxatar.reset_options`): `{"state": EnvState}` starts from that pure state (its sticky
     action, step counter and terminal flag included), `{"difficulty": k}` at level k of the game's ramp.
     """
@@ -153,9 +154,11 @@ class MaxAtarEnv(gymnasium.Env):
         observation, the cell table and gather of `obs_type="rgb"` (the same pixels, no JAX call); otherwise
         the renderers' jitted frame draws the pure state."""
         env = self.func_env.env
-        if self._twin is not None and not env.obs_pixels and numpy_drawable(env):
-            obs = self._twin.twin.observation(self._twin.game)
-            return numpy_picture(env, obs, "rgb", canvas(env).scale)
+        base = unwrapped(env)  # a flat observation is drawn as the game it wraps
+        if self._twin is not None and not env.obs_pixels and numpy_drawable(base):
+            twin = self._twin.twin
+            obs = getattr(twin, "inner", twin).observation(self._twin.game)  # the game's own observation
+            return numpy_picture(base, obs, "rgb", canvas(base).scale)
         if self._frame_fn is None:
             frame = render_plugin("frame")
             self._frame_fn = jax.jit(lambda state: frame(env, state))
