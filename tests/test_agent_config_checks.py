@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # (algorithm, field, value, what the error line says): every one a value the config refuses.
 BAD_VALUES = [
     ("dqn", "sticky_action_prob", 2, "sticky_action_prob must be a probability in [0, 1], got 2"),
-    ("dqn", "obs_type", "rbg", "obs_type must be None or one of ('rgb', 'grayscale'), got 'rbg'"),
+    ("dqn", "obs_type", "rbg", "obs_type must be None or one of ('rgb', 'grayscale', 'flat'), got 'rbg'"),
     ("pqn", "env_setting", "foo", "env_setting: setting must be one of ('minatar', 'gymnax', 'pgx'), got 'foo'"),
     ("ppo", "hidden", [0], "hidden must hold integers >= 1, got (0,)"),
     ("sac", "hidden", "abc", "hidden must be a tuple of integers such as (64, 64), got 'abc'"),

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import maxatar
-from maxatar_agents import checkpoint, cli, dqn, ppo, pqn, runner, sac
+from maxatar_agents import checkpoint, cli, dqn, off_policy, ppo, pqn, runner, sac
 from maxatar_agents.configs import config_to_dict
 from maxatar_agents.evaluation import episode_stats_init, episode_stats_update, recent_return
 from maxatar_agents.networks import patches3x3
@@ -345,7 +345,7 @@ def test_n_step_target_matches_a_plain_loop():
             terminated=terminated,
             truncated=truncated,
         )
-        target, usable = jax.device_get(dqn.n_step_target(jax.tree.map(jnp.asarray, sequence), next_q, gamma))
+        target, usable = jax.device_get(off_policy.n_step_target(jax.tree.map(jnp.asarray, sequence), next_q, gamma))
         for b in range(batch):
             expected, ok = 0.0, True
             for k in range(n):
