@@ -53,6 +53,9 @@ RESULTS = Path("benchmarks/results/agents/minatar")
 PRETRAINED = Path("maxatar_agents/pretrained")
 FIGURES = Path("docs/results")
 PAGE = Path("docs/results.md")  # the page whose results section `report --readme PAGE` rewrites
+FRONT_DOOR = Path("README.md")  # whose short table `report --front-door FRONT_DOOR` rewrites
+SHORT_START, SHORT_END = "<!-- results-short:start -->", "<!-- results-short:end -->"
+SHORT_AGENTS = ("pqn-minatar", "ppo-minatar")  # the README's columns: the strongest agents of the table
 GIFS = Path("docs/trained")
 SEEDS = 3
 MINATAR_FRAMES = 5_000_000
@@ -602,6 +605,23 @@ def report(args) -> None:
     print(section)
     if args.readme:
         replace_section(args.readme, section, README_START, README_END)
+    if getattr(args, "front_door", None):
+        replace_section(args.front_door, short_table(args), SHORT_START, SHORT_END)
+
+
+def short_table(args) -> str:
+    """The README's short table: the last-100 return (mean over seeds) of the strongest agents beside MinAtar's
+    published DQN, from the same results files."""
+    entries = [entry for name in SHORT_AGENTS for entry in PROTOCOL if entry.name == name]
+    head = " | ".join(f"{entry.algo.upper()} (`{entry.preset}`)" for entry in entries)
+    lines = [SHORT_START, f"| game | {head} | MinAtar DQN |", "|---|" + "---|" * (len(entries) + 1)]
+    for game in GAMES:
+        cells = []
+        for entry in entries:
+            found = run_results(args.results, entry, game)
+            cells.append("-" if found is None else f"{curve_table(found[1])[1][:, -1].mean():.1f}")
+        lines.append(f"| {game.split('-')[0]} | " + " | ".join(cells) + f" | {MINATAR_DQN[game]} |")
+    return "\n".join([*lines, SHORT_END])
 
 
 def main() -> None:
@@ -622,6 +642,7 @@ def main() -> None:
     p.add_argument(
         "--readme", type=Path, help="rewrite this page's results section (between the markers): docs/results.md"
     )
+    p.add_argument("--front-door", type=Path, help="rewrite this file's short results table: README.md")
     p.add_argument("--figures", type=Path, default=FIGURES, help="where the PNG per game goes")
     for s in (r, e, p):
         s.add_argument("--results", type=Path, default=RESULTS, help="the committed results files")

@@ -144,12 +144,15 @@ def test_the_results_page_is_what_report_builds_from_the_committed_results(tmp_p
     page.parent.mkdir(parents=True)
     page.write_text((root / mr.PAGE).read_text())
     monkeypatch.chdir(tmp_path)  # the figures go to tmp_path/docs/results, linked from docs/results.md as results/
-    args = namespace(tmp_path, readme=page)
+    front = tmp_path / mr.FRONT_DOOR
+    front.write_text((root / mr.FRONT_DOOR).read_text())
+    args = namespace(tmp_path, readme=page, front_door=front)
     args.results, args.figures = root / mr.RESULTS, mr.FIGURES
     mr.report(args)
     assert page.read_text() == (root / mr.PAGE).read_text(), f"{mr.PAGE} is stale: run `report --readme {mr.PAGE}`"
     drawn = sorted(p.name for p in (tmp_path / mr.FIGURES).iterdir())
     assert drawn == sorted(p.name for p in (root / mr.FIGURES).glob("*.png")) and len(drawn) == len(mr.GAMES) + 1
+    assert front.read_text() == (root / mr.FRONT_DOOR).read_text(), "README's short table is stale: run `report`"
 
 
 # A stand-in for `python -m maxatar_agents.<algo>` (the real one is tested in test_agents_cli.py): it leaves the
