@@ -164,7 +164,7 @@ def test_command_line_on_the_committed_results(tmp_path, capsys):
     # the README's "final" column: PQN's Breakout seeds average 34.0
     assert np.mean(agents["pqn-minatar"]["per_game"]["Breakout-v0"]["scores"]) == pytest.approx(34.0, abs=0.05)
     pairs = {(p["x"], p["y"]): p["estimate"] for p in result["probability_of_improvement"]}
-    assert pairs[("pqn-minatar", "sac-fast")] == 1.0
+    assert pairs[("pqn-minatar", "dqn-fast")] == 1.0
     assert pairs[("pqn-minatar", "ppo-minatar")] + pairs[("ppo-minatar", "pqn-minatar")] == pytest.approx(1.0)
     # the same inputs and seed give the same intervals
     ev.main([*dirs, "--out", str(tmp_path / "again"), "--bootstrap", "2000"])
