@@ -38,6 +38,21 @@ def threefry2x32(k0, k1, x0, x1):
     return x0, x1
 
 
+def threefry2x32_int(k0: int, k1: int, x0: int, x1: int) -> tuple[int, int]:
+    """`threefry2x32` on Python ints (32-bit words): for a handful of hashes, where numpy's fixed cost of about
+    a hundred array operations per call is most of the work (a new tape's first row, `maxatar.tape`)."""
+    mask = 0xFFFFFFFF
+    keys = (k0, k1, k0 ^ k1 ^ 0x1BD11BDA)
+    x0, x1 = (x0 + k0) & mask, (x1 + k1) & mask
+    for block in range(5):
+        for r in _THREEFRY_ROTATIONS[block % 2]:
+            x0 = (x0 + x1) & mask
+            x1 = (((x1 << r) | (x1 >> (32 - r))) & mask) ^ x0
+        x0 = (x0 + keys[(block + 1) % 3]) & mask
+        x1 = (x1 + keys[(block + 2) % 3] + block + 1) & mask
+    return x0, x1
+
+
 def raw_threefry_key(key) -> jax.Array | None:
     """The (2,) uint32 data of a single threefry key, or None if `key` is of another kind or configuration (the
     written-out hash reproduces only partitionable threefry, so anything else must use `jax.random`)."""

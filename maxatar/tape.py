@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.prng import raw_threefry_key, threefry2x32, threefry_uniform, uniform
+from maxatar.prng import raw_threefry_key, threefry2x32, threefry2x32_int, threefry_uniform, uniform
 
 
 def tape_row(key: jax.Array, t, shape: tuple[int, ...]) -> jax.Array:
@@ -59,6 +59,22 @@ def numpy_rows(raw_key: np.ndarray, start: int, shape: tuple[int, ...], count: i
     return (mantissa.view(np.float32) - np.float32(1.0)).reshape((count, *shape))
 
 
+def python_rows(raw_key: np.ndarray, start: int, shape: tuple[int, ...], count: int) -> np.ndarray:
+    """`numpy_rows` with the hashes on Python ints: the same numbers, cheaper for a few hashes (a new tape's
+    first row: one reset of one environment), where numpy's fixed cost per call dominates."""
+    size = int(np.prod(shape, dtype=np.int64))
+    k0, k1 = int(raw_key[0]), int(raw_key[1])
+    words = []
+    for call in range(start, start + count):
+        c0, c1 = threefry2x32_int(k0, k1, 0, call % 2**32)
+        for i in range(size):
+            b0, b1 = threefry2x32_int(c0, c1, 0, i)
+            words.append(((b0 ^ b1) >> 9) | 0x3F800000)
+    mantissa = np.array(words, np.uint32)
+    return (mantissa.view(np.float32) - np.float32(1.0)).reshape((count, *shape))
+
+
+PYTHON_HASHES = 16  # hashes below which `python_rows` is cheaper than `numpy_rows`
 FIRST_NUMPY_BLOCK = 256  # rows of a tape's first numpy block (later ones double, up to the block size)
 
 
@@ -117,9 +133,11 @@ class Tape:
             raw = raw_threefry_key(self.key)
         self._raw_key = None if raw is None else np.asarray(raw)  # None: another PRNG, rows come from JAX
         # numpy blocks start small and double: a seeded reset (a new tape) then pays for a few hundred rows, not
-        # thousands that the next reseed would throw away (evaluation loops reseed every episode). JAX's blocks
-        # keep one size, which compiles once.
+        # thousands that the next reseed would throw away (evaluation loops reseed every episode). A tape's first
+        # row alone comes first where its hashes are few (one environment's reset: `python_rows`), so that
+        # make-and-reset pays for that row only. JAX's blocks keep one size, which compiles once.
         self._next_block = min(FIRST_NUMPY_BLOCK, self._block_size) if raw is not None else self._block_size
+        self._first_row_alone = raw is not None and 1 + size <= PYTHON_HASHES
 
     @property
     def key(self) -> jax.Array:
@@ -153,7 +171,10 @@ class Tape:
         three times as much. A block ends at the tape's end (`TAPE_CALLS`)."""
         if t >= TAPE_CALLS:
             raise _used_up()
-        if self._raw_key is not None:
+        if self._first_row_alone:
+            self._first_row_alone = False
+            rows = python_rows(self._raw_key, t, self.shape, 1)
+        elif self._raw_key is not None:
             rows = numpy_rows(self._raw_key, t, self.shape, min(self._next_block, TAPE_CALLS - t))
             self._next_block = min(2 * self._next_block, self._block_size)
         else:

@@ -111,7 +111,7 @@ def test_backend_choice_and_bad_input():
 
 def test_numpy_tape_equals_the_jitted_tape():
     """The Python backend computes its rows in numpy; the JAX backend with `tape_row` inside the step."""
-    from maxatar.tape import Tape, _rows, numpy_rows, tape_row
+    from maxatar.tape import Tape, _rows, numpy_rows, python_rows, tape_row
 
     for seed, start, shape, count in [(0, 0, (3,), 5), (12345, 2**32 - 3, (4, 7), 6), (99, 1000, (17,), 40)]:
         key = jax.random.key(seed)
@@ -129,7 +129,12 @@ def test_numpy_tape_equals_the_jitted_tape():
         assert all(type(u) is float for u in leaves)  # Python floats: the twins' arithmetic
         expected = np.asarray(_rows(jax.random.key(7), np.uint32(0), shape, 9))
         np.testing.assert_array_equal(np.array(rows, np.float32), expected[[0, 1, 2, 3, 4, 5, 6, 8]])
-    tape = Tape(7, (2,))  # a seed for a key; the default blocks: 256 rows, then 512, 1024, ...
+    rng = np.random.default_rng(1)
+    for _ in range(100):  # a new tape's first row, hashed on Python ints (`python_rows`), is numpy's row
+        words, start = rng.integers(0, 2**32, 2, dtype=np.uint32), int(rng.integers(0, 2**32))
+        shape, count = (int(rng.integers(0, 6)),), int(rng.integers(1, 4))
+        np.testing.assert_array_equal(python_rows(words, start, shape, count), numpy_rows(words, start, shape, count))
+    tape = Tape(7, (2,))  # a seed for a key; the blocks: the first row alone, then 256 rows, 512, 1024, ...
     rows = [tape.next_row() for _ in range(2000)]
     expected = numpy_rows(np.asarray(jax.random.key_data(jax.random.key(7))), 0, (2,), 2000)
     np.testing.assert_array_equal(np.array(rows, np.float32), expected)
