@@ -74,7 +74,7 @@ def python_rows(raw_key: np.ndarray, start: int, shape: tuple[int, ...], count: 
     return (mantissa.view(np.float32) - np.float32(1.0)).reshape((count, *shape))
 
 
-PYTHON_HASHES = 16  # hashes below which `python_rows` is cheaper than `numpy_rows`
+PYTHON_HASHES = 32  # a first row of up to this many hashes (about 9 us each) skips numpy's first 256-row block
 FIRST_NUMPY_BLOCK = 256  # rows of a tape's first numpy block (later ones double, up to the block size)
 
 
