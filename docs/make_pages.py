@@ -165,11 +165,22 @@ def page(env_id: str) -> tuple[str, str]:
 AGENTS = {"dqn": "DQN", "sac": "SAC (discrete)", "ppo": "PPO", "pqn": "PQN"}
 
 
+def fence_commands(doc: str) -> str:
+    """A docstring's indented `python -m` command lines as ```bash blocks marked for tests/test_examples.py (they
+    train for minutes to hours, so the test does not run them)."""
+    return re.sub(
+        r"^    (python -m \S+ .*)$",
+        r"```bash\n\1   # docs: long-running (a full training run)\n```",
+        doc,
+        flags=re.M,
+    )
+
+
 def agent_page(algo: str) -> str:
     """An agent's page: its docstring, presets (with the fields they set) and its rows of the results table."""
     module = importlib.import_module(f"maxatar_agents.{algo}")
     out = [f"# {AGENTS[algo]}", "", f"`maxatar_agents/{algo}.py`: `python -m maxatar_agents.{algo} --help`.", ""]
-    out += [(module.__doc__ or "").strip(), ""]
+    out += [fence_commands((module.__doc__ or "").strip()), ""]
     out += ["## Presets", ""]
     by_env = {v: k for k, v in module.ENV_PRESETS.items()}
     rows = []
