@@ -129,8 +129,18 @@ def summary(
     compile_time: float,
     devices: list,
     checkpoint_path: Path,
+    sampled_eval: dict | None = None,
 ) -> dict[str, Any]:
-    """summary.json's content: what ran, how fast, on which devices, and the final evaluation."""
+    """summary.json's content: what ran, how fast, on which devices, and the final evaluation (for a policy
+    that is a distribution, also with actions drawn from it: `sampled_eval`)."""
+    sampled = (
+        {}
+        if sampled_eval is None
+        else {
+            "final_eval_sampled_return_mean": sampled_eval["return_mean"],
+            "final_eval_sampled_return_per_seed": sampled_eval["return_per_seed"],
+        }
+    )
     return {
         "algorithm": plan.algorithm,
         "env_id": plan.config.env_id,
@@ -144,6 +154,7 @@ def summary(
         "final_eval_return_mean": final_eval["return_mean"],
         "final_eval_return_per_seed": final_eval["return_per_seed"],
         "final_eval_episodes": final_eval["episodes"],
+        **sampled,
         "num_devices": len(devices),
         "devices": [str(d) for d in devices],
         "process_count": jax.process_count(),
@@ -157,9 +168,12 @@ def write_summary(plan: Plan, progress: Progress, summary: dict[str, Any], out: 
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     plot_learning_curve(out / "learning_curve.png", progress.rows, f"{plan.algorithm.upper()} on {plan.config.env_id}")
     per_seed = summary["final_eval_return_per_seed"]
+    sampled = ""
+    if "final_eval_sampled_return_mean" in summary:
+        sampled = f"; actions drawn from the policy: {summary['final_eval_sampled_return_mean']:.2f}"
     print(
         f"final evaluation (greedy / most probable action): mean return "
-        f"{summary['final_eval_return_mean']:.2f} (per seed: {', '.join(f'{r:.1f}' for r in per_seed)}); "
+        f"{summary['final_eval_return_mean']:.2f} (per seed: {', '.join(f'{r:.1f}' for r in per_seed)}){sampled}; "
         f"artefacts in {out}",
         file=sys.stderr,
     )

@@ -420,7 +420,10 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
     if plan.sweep is not None:
         content = finish_sweep(plan, sched, progress, returns, compile_time, used, out, lead, args.gif)
         return end_tracking(tracker, out, content)
-    summary = artifacts.summary(plan, sched, progress, final_eval, compile_time, used, policy_path)
+    sampled = parts["evaluate_sampled"] and artifacts.final_eval(
+        sharding.to_numpy(parts["evaluate_sampled"](progress.state))
+    )
+    summary = artifacts.summary(plan, sched, progress, final_eval, compile_time, used, policy_path, sampled)
     if not lead:
         return summary
     artifacts.write_summary(plan, progress, summary, out)

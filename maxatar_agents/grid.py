@@ -151,7 +151,10 @@ def swept_program(module: Any, config: Any, fields: Sequence[str]) -> Program:
 
         return run
 
-    return base._replace(init=refusing("init"), interval=refusing("interval"), evaluate=refusing("evaluate"))
+    sampled = base.evaluate_sampled and refusing("evaluate_sampled")
+    return base._replace(
+        init=refusing("init"), interval=refusing("interval"), evaluate=refusing("evaluate"), evaluate_sampled=sampled
+    )
 
 
 def make_train(module: Any, config: Any, sweep: Mapping[str, Sequence[float]]) -> Callable[[jax.Array], TrainResult]:

@@ -95,7 +95,9 @@ class OffPolicyAgent(NamedTuple):
         updates so far, this one included; logs is a pytree of arrays averaged over the interval's updates;
     report(learner, mean_logs, t_end) -> metrics to log after an interval; t_end counts vector steps;
     act(params, obs) -> actions, the evaluation policy, whose params are the learner's `policy_field`
-        (with `keep_best`, the shared code keeps the best of them in `best_params` and evaluates those).
+        (with `keep_best`, the shared code keeps the best of them in `best_params` and evaluates those);
+    sample(params, obs, key) -> actions drawn from the policy, for an agent whose policy is a distribution
+        (None otherwise): its evaluation is reported beside `act`'s.
     """
 
     sequence_length: int
@@ -106,6 +108,7 @@ class OffPolicyAgent(NamedTuple):
     report: Callable
     policy_field: str
     act: Callable
+    sample: Callable | None = None
 
 
 def first_update_step(config: OffPolicyConfig) -> int:
@@ -194,4 +197,4 @@ def assemble(config: OffPolicyConfig, env: Environment, env_params: EnvParams, a
         t_end = t0 + sched.steps_per_interval
         return state, agent.report(state.learner, mean_logs, t_end), t_end
 
-    return build(config, env, env_params, agent.act, agent.policy_field, init, steps, sched)
+    return build(config, env, env_params, agent.act, agent.policy_field, init, steps, sched, agent.sample)

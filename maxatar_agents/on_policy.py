@@ -100,7 +100,9 @@ class OnPolicyAgent(NamedTuple):
         minibatch axis) and what to log about it;
     report(learner, mean_logs, t_end) -> metrics to log after an interval, from the (loss, aux) averaged
         over the interval's gradient steps; t_end counts vector steps;
-    act(params, obs) -> actions, the evaluation policy (its params are the learner's `params`).
+    act(params, obs) -> actions, the evaluation policy (its params are the learner's `params`);
+    sample(params, obs, key) -> actions drawn from the policy, for a policy that is a distribution (None
+        otherwise): its evaluation is reported beside `act`'s.
     """
 
     init_params: Callable
@@ -109,6 +111,7 @@ class OnPolicyAgent(NamedTuple):
     loss: Callable
     report: Callable
     act: Callable
+    sample: Callable | None = None
 
 
 def num_gradient_steps(config: OnPolicyConfig) -> int:
@@ -189,4 +192,4 @@ def assemble(config: OnPolicyConfig, env: Environment, env_params: EnvParams, ag
         t_end = (t0 + sched.steps_per_interval) * config.num_steps
         return state, agent.report(state.learner, jax.tree.map(jnp.mean, logs), t_end), t_end
 
-    return build(config, env, env_params, agent.act, "params", init, steps, sched)
+    return build(config, env, env_params, agent.act, "params", init, steps, sched, agent.sample)

@@ -177,6 +177,10 @@ def make_program(config: Config) -> Program:
         _, (policy_loss, value_loss, entropy, approx_kl) = mean_logs
         return {"policy_loss": policy_loss, "value_loss": value_loss, "entropy": entropy, "approx_kl": approx_kl}
 
+    def sample(params, obs: jax.Array, key: jax.Array) -> jax.Array:
+        """An action drawn from the policy (any leading batch axes): the sampled evaluation."""
+        return jax.random.categorical(key, network.apply(params, obs)[0]).astype(jnp.int32)
+
     agent = on_policy.OnPolicyAgent(
         init_params=network.init,
         explore=explore,
@@ -184,6 +188,7 @@ def make_program(config: Config) -> Program:
         loss=loss_fn,
         report=report,
         act=act,
+        sample=sample,
     )
     return on_policy.assemble(config, env, env_params, agent)
 

@@ -18,7 +18,14 @@ import optax
 import maxatar
 from maxatar.core import Environment, EnvParams
 from maxatar_agents.configs import ConfigError, check_fields
-from maxatar_agents.evaluation import EpisodeStats, episode_stats_init, evaluate, keep_best, recent_return
+from maxatar_agents.evaluation import (
+    EpisodeStats,
+    episode_stats_init,
+    evaluate,
+    keep_best,
+    play_episodes,
+    recent_return,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,6 +109,9 @@ class Program(NamedTuple):
     act: Callable
     policy_field: str
     schedule: Schedule
+    # For an agent whose policy is a distribution (SAC, PPO): evaluate_sampled(state) -> returns of the same
+    # evaluation played by actions drawn from it, reported beside the most probable action's.
+    evaluate_sampled: Callable | None = None
 
     def policy_params(self, state: Any) -> Any:
         """The evaluation policy's params in `state` (at `policy_field`)."""
@@ -147,12 +157,14 @@ def build(
     init: Callable,
     steps: Callable,
     sched: Schedule,
+    sample: Callable | None = None,
 ) -> Program:
     """The `Program` of a neural agent's skeleton: its `init` and its `steps(state, t0) -> (state, own_metrics,
     t_end)` (one interval's steps from global step t0, the algorithm's metrics, and the interval's end in
     vector steps), to which every interval adds what all agents log (`interval_metrics`) and, with
     `keep_best`, the evaluation of the learner's `policy_field` params, kept when best so far (SB3's
-    EvalCallback "best model"); those best params are then the evaluated and saved policy."""
+    EvalCallback "best model"); those best params are then the evaluated and saved policy. `sample(params, obs,
+    key) -> actions`, for a policy that is a distribution, adds the evaluation of actions drawn from it."""
 
     def interval(state: TrainState, t0: jax.Array):
         """One logging interval and what to log about it."""
@@ -173,6 +185,7 @@ def build(
         act=act,
         policy_field=path,
         schedule=sched,
+        evaluate_sampled=None if sample is None else sampled_evaluation(env, env_params, sample, path, config),
     )
 
 
@@ -182,6 +195,7 @@ class TrainResult(NamedTuple):
     state: Any
     metrics: dict[str, jax.Array]  # one entry per logged point
     eval_returns: jax.Array  # (eval_episodes,) returns of the final evaluation policy
+    sampled_eval_returns: jax.Array | None = None  # the same with actions drawn from the policy (SAC, PPO)
 
 
 def make_train(program: Program) -> Callable[[jax.Array], TrainResult]:
@@ -195,7 +209,8 @@ def make_train(program: Program) -> Callable[[jax.Array], TrainResult]:
         """The whole run of one seed."""
         intervals = jnp.arange(program.schedule.num_intervals, dtype=jnp.int32)
         state, metrics = jax.lax.scan(one_interval, program.init(key), intervals)
-        return TrainResult(state, metrics, program.evaluate(state))
+        sampled = None if program.evaluate_sampled is None else program.evaluate_sampled(state)
+        return TrainResult(state, metrics, program.evaluate(state), sampled)
 
     return train
 
@@ -276,6 +291,20 @@ def final_evaluation(env: Environment, env_params: EnvParams, act: Callable, pol
         key = jax.random.fold_in(state.key, 1)
         policy = functools.partial(act, policy_params(state))
         return evaluate(env, env_params, policy, key, config.eval_episodes, config.eval_max_steps)
+
+    return evaluate_state
+
+
+def sampled_evaluation(env: Environment, env_params: EnvParams, sample: Callable, policy_field: str, config: Any):
+    """`evaluate_sampled(state)`: returns of `config.eval_episodes` episodes played by actions drawn from the
+    policy, `sample(params, obs, key)` with the params at `policy_field`: the episodes of `final_evaluation`
+    (its key), with a fresh key for the actions every step."""
+    policy_params = operator.attrgetter(policy_field)
+
+    def evaluate_state(state) -> jax.Array:
+        key = jax.random.fold_in(state.key, 1)
+        policy = functools.partial(sample, policy_params(state))
+        return play_episodes(env, env_params, policy, key, config.eval_episodes, config.eval_max_steps, True)[0]
 
     return evaluate_state
 

@@ -70,6 +70,7 @@ def compiled(
     init = _over_seeds(program.init, local, (0, *per_run))
     interval = _over_seeds(program.interval, local, (0, None, *per_run))
     evaluate = _over_seeds(program.evaluate, local, (0, *per_run))
+    sampled = program.evaluate_sampled and _over_seeds(program.evaluate_sampled, local, (0, *per_run))
     split: dict[str, Any] = {}
     both: dict[str, Any] = {}
     if mesh is not None:
@@ -81,6 +82,7 @@ def compiled(
         init = per_device(init, in_specs=(P(SEED_AXIS), *on_seeds))
         interval = per_device(interval, in_specs=(P(SEED_AXIS), P(), *on_seeds))
         evaluate = per_device(evaluate, in_specs=(P(SEED_AXIS), *on_seeds))
+        sampled = sampled and per_device(sampled, in_specs=(P(SEED_AXIS), *on_seeds))
         split = {"in_shardings": (seeds, *[seeds] * len(values)), "out_shardings": seeds}
         both = {"in_shardings": (seeds, whole, *[seeds] * len(values)), "out_shardings": seeds}
         keys = jax.ShapeDtypeStruct(keys.shape, keys.dtype, sharding=seeds)
@@ -94,6 +96,7 @@ def compiled(
         "init": init,
         "interval": jax.jit(interval, **both).lower(template, t0, *values).compile(),
         "evaluate": jax.jit(evaluate, **split),
+        "evaluate_sampled": sampled and jax.jit(sampled, **split),  # None for a deterministic policy
     }
 
 
@@ -105,6 +108,7 @@ def bind_values(parts: dict[str, Any], values: dict[str, jax.Array]) -> dict[str
         "init": lambda keys: parts["init"](keys, values),
         "interval": lambda state, t0: parts["interval"](state, t0, values),
         "evaluate": lambda state: parts["evaluate"](state, values),
+        "evaluate_sampled": parts["evaluate_sampled"] and (lambda state: parts["evaluate_sampled"](state, values)),
     }
 
 

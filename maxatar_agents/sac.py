@@ -263,6 +263,10 @@ def make_program(config: Config) -> Program:
         """The deterministic policy: the most probable action (any leading batch axes)."""
         return actor.apply(actor_params, obs).argmax(axis=-1).astype(jnp.int32)
 
+    def sample(actor_params, obs: jax.Array, key: jax.Array) -> jax.Array:
+        """An action drawn from the policy (any leading batch axes): the sampled evaluation."""
+        return jax.random.categorical(key, actor.apply(actor_params, obs)).astype(jnp.int32)
+
     agent = off_policy.OffPolicyAgent(
         sequence_length=config.n_step + 1,
         num_init_keys=2,
@@ -272,6 +276,7 @@ def make_program(config: Config) -> Program:
         report=report,
         policy_field="actor_params",
         act=act,
+        sample=sample,
     )
     return off_policy.assemble(config, env, env_params, agent)
 

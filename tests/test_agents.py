@@ -176,6 +176,14 @@ def test_cli_writes_all_artefacts(algorithm, tmp_path_factory):
     assert len(saved["final_eval_return_per_seed"]) == SEEDS
     assert saved["final_eval_return_mean"] == pytest.approx(np.mean(saved["final_eval_return_per_seed"]))
     assert saved["wall_time"] > 0 and saved["devices"]
+    # Agents whose policy is a distribution (SAC, PPO) are evaluated by actions drawn from it too, as the
+    # whole-run program does; the greedy learners have no such column.
+    sampled = whole_run(algorithm).sampled_eval_returns
+    if algorithm in ("sac", "ppo"):
+        assert sampled.shape == (SEEDS, config.eval_episodes) and np.all(np.isfinite(sampled))
+        np.testing.assert_allclose(saved["final_eval_sampled_return_per_seed"], sampled.mean(axis=1), rtol=1e-6)
+    else:
+        assert sampled is None and "final_eval_sampled_return_mean" not in saved
 
 
 def test_load_policy_plays_the_trained_policy(algorithm, tmp_path_factory):
