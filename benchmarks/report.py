@@ -424,10 +424,32 @@ def readme_section(rows: list[dict], gym_rows: list[dict], meta: dict, plot_path
     return "\n\n".join(parts)
 
 
-def replace_readme_section(readme: Path, section: str) -> None:
-    """Replace the text between the benchmark markers (markers included) and leave the rest untouched."""
+SPEED_START, SPEED_END = "<!-- speed-short:start -->", "<!-- speed-short:end -->"
+
+
+def front_door_table(rows: list[dict]) -> str:
+    """The README's short speed table: at the largest N every environment was measured at (4096 at most), ours
+    against the fastest peer of the same run, for every environment that has a peer."""
+    n = _largest_common_n(rows)
+    lines = [SPEED_START, "| env | MaxAtar | best peer | ratio |", "|---|---|---|---|"]
+    for env in dict.fromkeys(r["env"] for r in rows):
+        group = [r for r in rows if r["env"] == env and r["n"] == n]
+        ours = next((r for r in group if r["family"] == "maxatar" and r.get("kept")), None)
+        best = max((r for r in group if r["family"] == "peer"), key=lambda r: r["steps_per_s"], default=None)
+        if ours is None or best is None:
+            continue
+        lines.append(
+            f"| {env} | {_fmt(ours['steps_per_s'], 'sps')} | {_fmt(best['steps_per_s'], 'sps')} ({best['impl']}) "
+            f"| {_fmt(ours['steps_per_s'] / best['steps_per_s'], 'x')} |"
+        )
+    return "\n".join([*lines, SPEED_END])
+
+
+def replace_readme_section(readme: Path, section: str, start_marker: str = README_START, end_marker: str = README_END):
+    """Replace the text between the markers (markers included; by default the benchmark section's) and leave
+    the rest untouched."""
     text = readme.read_text()
-    start, end = text.find(README_START), text.find(README_END)
+    start, end = text.find(start_marker), text.find(end_marker)
     if start < 0 or end < start:
-        raise ValueError(f"{readme} has no {README_START} ... {README_END} markers")
-    readme.write_text(text[:start] + section + text[end + len(README_END) :])
+        raise ValueError(f"{readme} has no {start_marker} ... {end_marker} markers")
+    readme.write_text(text[:start] + section + text[end + len(end_marker) :])

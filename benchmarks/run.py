@@ -56,6 +56,9 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--readme", type=Path, help="rewrite this file's performance section (between the benchmark markers)"
     )
     parser.add_argument(
+        "--front-door", type=Path, help="with --readme: also rewrite this file's short speed table (README.md)"
+    )
+    parser.add_argument(
         "--from-results",
         action="store_true",
         help="measure nothing: rebuild the tables, plot and --readme section from the files in --out",
@@ -214,6 +217,10 @@ def write_readme(args, rows, gym_rows, meta) -> None:
     meta = {**meta, "notes": list(dict.fromkeys(meta.get("notes", []) + args.note))}
     report.replace_readme_section(args.readme, report.readme_section(rows, gym_rows, meta, plot_path))
     log(f"rewrote the performance section of {args.readme}")
+    if args.front_door:
+        table = report.front_door_table(rows)
+        report.replace_readme_section(args.front_door, table, report.SPEED_START, report.SPEED_END)
+        log(f"rewrote the short speed table of {args.front_door}")
 
 
 def load_results(out: Path) -> tuple[list[dict], list[dict], dict, str, list[str]]:
