@@ -297,8 +297,8 @@ def final_evaluation(env: Environment, env_params: EnvParams, act: Callable, pol
 
 def sampled_evaluation(env: Environment, env_params: EnvParams, sample: Callable, policy_field: str, config: Any):
     """`evaluate_sampled(state)`: returns of `config.eval_episodes` episodes played by actions drawn from the
-    policy, `sample(params, obs, key)` with the params at `policy_field`: the episodes of `final_evaluation`
-    (its key), with a fresh key for the actions every step."""
+    policy, `sample(params, obs, key)` with the params at `policy_field`, from `final_evaluation`'s key (the
+    same first states) with a fresh key for the actions every step."""
     policy_params = operator.attrgetter(policy_field)
 
     def evaluate_state(state) -> jax.Array:
