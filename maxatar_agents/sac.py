@@ -67,6 +67,11 @@ class Config(off_policy.OffPolicyConfig):
     target_entropy_scale: float = 0.98  # target entropy as a fraction of the maximum, log(num_actions)
     n_step: int = 1  # n-step returns for the critics (1: the paper's one-step target); episode ends cut them
     critic_target: str = "min"  # the target critics' value: "min" (clipped double Q) or "mean" (double average)
+    # The entropy bonus in the critics' target (soft Q-learning). It pays for every step survived, so where
+    # staying alive is safe and rewards are sparse (Seaquest's surface) the soft value favours hiding; False
+    # has the critics learn the policy's plain expected Q, the actor's entropy term kept (decoupled, as
+    # "Dissecting Discrete Soft Actor-Critic", 2025, proposes).
+    critic_entropy: bool = True
 
     def __post_init__(self):
         """The skeleton's checks, then SAC's."""
@@ -129,6 +134,7 @@ def critic_loss(
     logits: Callable,
     gamma: float,
     critic_target: str = "min",
+    critic_entropy: bool = True,
 ) -> tuple[jax.Array, jax.Array]:
     """Soft Bellman error of both critics on sampled runs of n + 1 steps (fields shaped (batch, n + 1)), and
     their mean Q(s_0, a_0) (to log).
@@ -136,14 +142,16 @@ def critic_loss(
     The target is the n-step return bootstrapped from V(s_n) = sum_a' pi(a'|s_n) [Qtarget(s_n, a') - alpha
     log pi(a'|s_n)] (`off_policy.n_step_target`: cut at an episode end, no bootstrap past a termination),
     where Qtarget is the smaller of the two target critics ("min", which curbs overestimation) or their mean
-    ("mean"). Runs cut by a time limit count for nothing (their stored successor is the next episode's first
-    observation; see `off_policy.Transition`). `critics(params, obs)` gives both critics' Q-values stacked on
+    ("mean"); without `critic_entropy`, V(s_n) = sum_a' pi(a'|s_n) Qtarget(s_n, a'). Runs cut by a time limit
+    count for nothing (their stored successor is the next episode's first observation; see
+    `off_policy.Transition`). `critics(params, obs)` gives both critics' Q-values stacked on
     a leading axis of 2, `logits(params, obs)` the actor's."""
     last_obs = sequence.obs[:, -1]
     next_probs, next_log_probs = policy(logits(actor_params, last_obs))
     both = critics(target_critic_params, last_obs)
     next_q = both.min(axis=0) if critic_target == "min" else both.mean(axis=0)
-    next_v = jnp.sum(next_probs * (next_q - alpha * next_log_probs), axis=-1)
+    bonus = alpha * next_log_probs if critic_entropy else 0.0
+    next_v = jnp.sum(next_probs * (next_q - bonus), axis=-1)
     target, usable = off_policy.n_step_target(sequence, next_v, gamma)
     target = jax.lax.stop_gradient(target)
     q = critics(critic_params, sequence.obs[:, 0])  # (2, batch, actions)
@@ -197,7 +205,13 @@ def make_program(config: Config) -> Program:
     target_entropy = config.target_entropy_scale * math.log(env.num_actions)
     start = off_policy.first_update_step(config)
     networks = dict(critics=critics, logits=actor.apply)
-    critic_loss_fn = functools.partial(critic_loss, **networks, gamma=config.gamma, critic_target=config.critic_target)
+    critic_loss_fn = functools.partial(
+        critic_loss,
+        **networks,
+        gamma=config.gamma,
+        critic_target=config.critic_target,
+        critic_entropy=config.critic_entropy,
+    )
     actor_loss_fn = functools.partial(actor_loss, **networks)
 
     def init(keys: list[jax.Array], obs: jax.Array) -> Learner:

@@ -115,6 +115,14 @@ def test_critic_loss_mean_target_averages_the_target_critics():
     assert float(loss) == pytest.approx((1.0 - target) ** 2 + (2.0 - target) ** 2, rel=1e-6)
 
 
+def test_critic_loss_without_the_entropy_bonus_bootstraps_the_expected_q():
+    first = transitions(obs=[0], action=[1], reward=[1.0], terminated=[False], truncated=[False])
+    second = transitions(obs=[1], action=[0], reward=[0.0], terminated=[False], truncated=[False])
+    loss, _ = critic_loss(0.5, pairs(first, second), 0.9, critic_entropy=False)
+    target = 1.0 + 0.9 * 1.5  # V(s') = 1/2 * 2 + 1/2 * 1 (min over the target critics), no alpha ln 2
+    assert float(loss) == pytest.approx((1.0 - target) ** 2 + (2.0 - target) ** 2, rel=1e-6)
+
+
 def test_critic_loss_n_step_return_bootstraps_from_the_nth_state():
     # Runs of 3 steps from state 0: rewards 1 then 2, then V(s_2) in state 1 (min critics (2, 1)).
     # Run 1 goes on: 1 + 0.9 * 2 + 0.81 * V. Run 2 terminates at its first step: its target is 3.
