@@ -48,6 +48,14 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument(
         "--traced-params", action="store_true", help="pass params to the compiled rollout as an argument (see README)"
     )
+    parser.add_argument(
+        "--skip",
+        nargs="+",
+        default=[],
+        metavar="IMPL",
+        help="implementations to leave out, by name (e.g. 'maxatar[step+reset]' gymnax); a ceiling goes with the "
+        "last implementation that needs it",
+    )
     parser.add_argument("--gym-size", type=int, default=1024, help="N for the Gymnasium make_vec comparison")
     parser.add_argument("--no-gym", action="store_true", help="skip the Gymnasium make_vec comparison")
     parser.add_argument("--quick", action="store_true", help=f"a short smoke run: {QUICK}, envs {QUICK_ENVS}")
@@ -97,6 +105,7 @@ def measure_env(env_id: str, args) -> tuple[list[dict], list[str]]:
         return [], [f"{env_id}: skipped, MaxAtar env not usable yet ({type(error).__name__}: {error})"]
     peers, skipped = peer_impls(env_id)
     notes += [f"{env_id}: peer {s}" for s in skipped]
+    ours, peers = [i for i in ours if i.name not in args.skip], [i for i in peers if i.name not in args.skip]
     jax_impls = [impl for impl in ours + peers if isinstance(impl, JaxImpl)]
 
     # One ceiling per (key mode, observation shape and dtype) that some implementation uses.

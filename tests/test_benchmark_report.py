@@ -15,3 +15,14 @@ def test_the_readme_speed_table_is_what_the_report_builds_from_the_committed_res
     report.replace_readme_section(readme, report.front_door_table(rows), report.SPEED_START, report.SPEED_END)
     assert readme.read_text() == (ROOT / "README.md").read_text(), "README's speed table is stale: run benchmarks.run"
     assert "| Breakout-v0 |" in report.front_door_table(rows)
+
+
+def test_skipped_implementations_and_the_ceilings_only_they_needed_are_not_measured():
+    skip = ["maxatar[split]", "maxatar[step+reset]", "gymnax", "gymnasium[sync]", "gymnasium[vector]"]
+    args = run.parse_args(["--envs", "CartPole-v1", "--sizes", "4", "--repeats", "1", "--steps", "4"])
+    args.min_time, args.loop_max_n, args.skip = 0.001, 0, skip
+    rows, _ = run.measure_env("maxatar/CartPole-v1", args)
+    measured = {row["impl"] for row in rows}
+    assert "maxatar[uniform]" in measured and not measured & set(skip)
+    # maxatar[uniform] draws no keys per environment: the keyed ceiling went with the skipped keyed modes.
+    assert {name for name in measured if name.startswith("ceiling")} == {"ceiling[nokeys,float324]"}

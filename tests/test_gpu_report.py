@@ -1,0 +1,76 @@
+"""The GPU sections of docs/performance.md and README.md are what `benchmarks.gpu report` builds from the
+committed GPU results, so no figure can drift from its measurement; and the report marks a missed target, a
+cut run and a figure read from a stopped process's log as such."""
+
+from pathlib import Path
+
+from benchmarks import gpu
+from benchmarks.agents_bench import replace_section
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = Path("benchmarks/results/gpu_h200")
+
+
+def rebuilt(path: Path, section: str, tmp_path: Path) -> str:
+    copy = tmp_path / path.name
+    copy.write_text((ROOT / path).read_text())
+    replace_section(copy, section, gpu.GPU_START, gpu.GPU_END)
+    return copy.read_text()
+
+
+def test_the_docs_and_readme_gpu_sections_are_what_the_report_builds(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)  # the section names the results folder as given, relative to the repository
+    page = rebuilt(Path("docs/performance.md"), gpu.gpu_section(RESULTS), tmp_path)
+    assert page == (ROOT / "docs/performance.md").read_text(), "stale: run python -m benchmarks.gpu report"
+    readme = rebuilt(Path("README.md"), gpu.front_door(RESULTS), tmp_path)
+    assert readme == (ROOT / "README.md").read_text(), "stale: run python -m benchmarks.gpu report"
+    assert "| Breakout |" in gpu.front_door(RESULTS) and "NVIDIA" in gpu.gpu_section(RESULTS)
+
+
+def run_row(**changes) -> dict:
+    row = {
+        "algo": "pqn",
+        "preset": "minatar",
+        "game": "Breakout-v0",
+        "seeds": 10,
+        "target": 10,
+        "compile_s": 9.0,
+        "to_target_s": 75.0,
+        "to_target_frames": 2_000_000,
+        "wall_s": 80.0,
+        "finished": False,
+        "full_run_s": 200.0,
+        "fps_all_seeds": 1_000_000,
+        "last_mean_return": 12.0,
+        "seeds_at_target": 7,
+    }
+    return {**row, **changes}
+
+
+def test_a_slow_run_is_marked_missed_and_a_cut_run_extrapolated():
+    slow, never = gpu.train_table([run_row(), run_row(to_target_s=None, last_mean_return=None)])[2:]
+    assert "75 s at 2.00M frames (**missed**)" in slow and "(extrapolated)" in slow and "7/10 seeds" in slow
+    assert "not reached" in never
+
+
+def test_a_stopped_process_log_fills_only_the_sizes_no_table_has(tmp_path):
+    (tmp_path / "log_throughput_Freeway-v0_stopped.txt").write_text(
+        "maxatar/Freeway-v0:\n"
+        "  Freeway-v0 N=1024: maxatar[uniform] 5e+07, gymnax 2e+07, ceiling[nokeys,bool10x10x7] 1e+08\n"
+        "  Freeway-v0 N=16384: maxatar[uniform] 9e+07, gymnax 1e+08, ceiling[nokeys,bool10x10x7] 2e+08\n"
+    )
+    rows = gpu.logged_rows(tmp_path, {("Freeway-v0", 16384)})
+    assert {(r["n"], r["impl"]) for r in rows} == {
+        ("1024", "maxatar[uniform]"),
+        ("1024", "gymnax"),
+        ("1024", "ceiling[nokeys,bool10x10x7]"),
+    }
+    table = gpu.throughput_table(rows)
+    assert "50.0M (log only)" in table[2] and "2.5x (met)" in table[2] and "50% (met)" in table[2]
+
+
+def test_the_dqn_table_judges_only_the_multi_seed_program():
+    ours = {"impl": "ours", "game": "Breakout-v0", "seeds": 10, "s_per_frame": 2e-4, "est_5m_s": 1000.0}
+    reference = {**ours, "impl": "MinAtar", "seeds": 1, "est_5m_s": 15000.0}
+    lines = gpu.dqn_table([ours, reference])
+    assert "**missed**" in lines[2] and "reference, 1 seed" in lines[3]
