@@ -7,7 +7,13 @@
 # benchmarks/results/gpu_<card>/ and run `python -m benchmarks.gpu report`).
 #
 #   OUT=/tmp/out bash benchmarks/gpu_suite.sh 585
+#   OUT=/tmp/out STAGES="pqn dqn" bash benchmarks/gpu_suite.sh 300    # only these stages, in this order
+#   # what the 2026-11-26 H200 run left unmeasured (docs/performance.md#on-a-gpu):
+#   OUT=/tmp/out STAGES="freeway profile ppo million" GAMES="Asterix Freeway Seaquest" bash benchmarks/gpu_suite.sh
 #   OUT=/tmp/out SMOKE=1 bash benchmarks/gpu_suite.sh 400   # the same stages, tiny, to try the script on a CPU
+#
+# Stages: throughput, freeway, million (N = 2^20), pqn, ppo, dqn, profile (see run_stage below); GAMES: the
+# games of pqn and ppo.
 #
 # Needs: the peers as wheels in .whl/ (gymnasium, farama-notifications, gymnax, pgx, svgwrite, minatar,
 # flashbax: `pip download --no-deps` them for the machine's Python) and MinAtar's examples/dqn.py as
@@ -20,9 +26,9 @@ rm -rf "$W"
 mkdir -p "$W" "$OUT"
 export PYTHONUNBUFFERED=1 MAXATAR_CACHE_DIR=off XLA_PYTHON_CLIENT_MEM_FRACTION=0.6
 
-SIZES=(1024 16384 131072) SEEDS=10 CAP=35 DQN_FRAMES=25000 REF_FRAMES=10000 REPEATS=3
+SIZES=(1024 16384 131072) SEEDS=10 CAP=35 DQN_FRAMES=25000 REF_FRAMES=10000 REPEATS=3 SMOKE_N=0
 if [[ ${SMOKE:-} ]]; then
-    SIZES=(64) SEEDS=2 CAP=12 DQN_FRAMES=10000 REF_FRAMES=500 REPEATS=1
+    SIZES=(64) SEEDS=2 CAP=12 DQN_FRAMES=10000 REF_FRAMES=500 REPEATS=1 SMOKE_N=128
 fi
 
 left() { echo $((BUDGET - ($(date +%s) - START))); }
@@ -55,37 +61,70 @@ flax.__version__, 'optax', optax.__version__, 'torch', torch.__version__, torch.
     free -g | head -2
 } >"$W/machine.txt" 2>&1
 cat "$W/machine.txt"
-echo "$@" >"$W/commands.txt"
+echo "# OUT=\$OUT STAGES=\"${STAGES:-}\" bash benchmarks/gpu_suite.sh $BUDGET" >"$W/commands.txt"
 
-# 1. Environment throughput beside the peers (MaxAtar's per-env key mode, peers as they ship).
-# The Python-loop and numpy references are left out: this is about the GPU.
-TP=(--sizes "${SIZES[@]}" --repeats $REPEATS --min-time 0.2 --no-gym --loop-max-n 0
+# The Python-loop and numpy references are left out of the throughput runs: this is about the GPU.
+TP=(--repeats $REPEATS --min-time 0.2 --no-gym --loop-max-n 0
     --skip "maxatar[step+reset]" "maxatar[split]" "gymnasium[sync]" "gymnasium[vector]")
-for env in Breakout-v0 Asterix-v0 Freeway-v0 SpaceInvaders-v0 CartPole-v1; do
-    echo "python -m benchmarks.run --envs $env ${TP[*]} --out throughput_$env" >>"$W/commands.txt"
-    stage "throughput_$env" 50 python3 -m benchmarks.run --envs "$env" "${TP[@]}" --out "$W/throughput_$env"
-done
-# Seaquest's peers compile slowly: one process per N, so that a cap loses one size, not all.
-for n in "${SIZES[@]}"; do
-    echo "python -m benchmarks.run --envs Seaquest-v0 ${TP[*]} --sizes $n --out throughput_Seaquest-v0_$n" >>"$W/commands.txt"
-    stage "throughput_Seaquest-v0_$n" 40 python3 -m benchmarks.run --envs Seaquest-v0 "${TP[@]}" --sizes "$n" \
-        --out "$W/throughput_Seaquest-v0_$n"
-done
+read -r -a ALGO_GAMES <<<"${GAMES:-Breakout Asterix Freeway SpaceInvaders Seaquest}"
 
-# 2. PQN, 10 seeds in one program, to the published DQN return (then on towards 5M frames, within the cap).
-for game in Breakout Asterix Freeway SpaceInvaders Seaquest; do
-    echo "python -m benchmarks.gpu train --algo pqn --games $game --seeds $SEEDS --cap $CAP --out ." >>"$W/commands.txt"
-    stage "pqn_$game" $((CAP + 20)) python3 -m benchmarks.gpu train --algo pqn --games "$game" --seeds $SEEDS --cap $CAP --out "$W"
-done
+throughput() { # ENV CAP SIZES...: one benchmarks.run process per N, so that a cap loses one size, not all
+    local env=$1 cap=$2 n
+    shift 2
+    for n in "$@"; do
+        echo "python -m benchmarks.run --envs $env --sizes $n ${TP[*]} --out throughput_${env}_$n" >>"$W/commands.txt"
+        stage "throughput_${env}_$n" "$cap" python3 -m benchmarks.run --envs "$env" --sizes "$n" "${TP[@]}" \
+            --out "$W/throughput_${env}_$n"
+    done
+}
 
-# 3. DQN, the paper's protocol, 10 seeds in one program, beside MinAtar's examples/dqn.py on the same card.
-echo "python -m benchmarks.gpu dqn --seeds $SEEDS --frames $DQN_FRAMES --reference .gpu/minatar_dqn.py --reference-frames $REF_FRAMES --out ." >>"$W/commands.txt"
-stage dqn 70 python3 -m benchmarks.gpu dqn --seeds $SEEDS --frames $DQN_FRAMES --reference .gpu/minatar_dqn.py --reference-frames $REF_FRAMES --out "$W"
+train() { # ALGO GAME...: 10 seeds in one program, to the published DQN return, then on towards 5M frames
+    local algo=$1 game
+    shift
+    for game in "$@"; do
+        echo "python -m benchmarks.gpu train --algo $algo --games $game --seeds $SEEDS --cap $CAP --out ." \
+            >>"$W/commands.txt"
+        stage "${algo}_$game" $((CAP + 20)) python3 -m benchmarks.gpu train --algo "$algo" --games "$game" \
+            --seeds "$SEEDS" --cap "$CAP" --out "$W"
+    done
+}
 
-# 4. With what is left: PPO's time to the target on the games it reaches quickly.
-for game in Breakout SpaceInvaders; do
-    echo "python -m benchmarks.gpu train --algo ppo --games $game --seeds $SEEDS --cap $CAP --out ." >>"$W/commands.txt"
-    stage "ppo_$game" $((CAP + 20)) python3 -m benchmarks.gpu train --algo ppo --games "$game" --seeds $SEEDS --cap $CAP --out "$W"
+run_stage() {
+    case $1 in
+    throughput) # every game and CartPole beside gymnax and pgx (gymnax's Freeway compiles for ~17 s at 16,384)
+        for env in Breakout-v0 Asterix-v0 SpaceInvaders-v0 CartPole-v1 Seaquest-v0; do
+            throughput "$env" 40 "${SIZES[@]}"
+        done
+        throughput Freeway-v0 75 "${SIZES[@]}"
+        ;;
+    freeway) throughput Freeway-v0 75 "${SIZES[@]}" ;;
+    million) # N = 2^20 where memory allows
+        for env in Breakout-v0 Asterix-v0 Freeway-v0 SpaceInvaders-v0 Seaquest-v0 CartPole-v1; do
+            throughput "$env" 60 $((SMOKE_N ? SMOKE_N : 1048576))
+        done
+        ;;
+    pqn) train pqn "${ALGO_GAMES[@]}" ;;
+    ppo) train ppo "${ALGO_GAMES[@]}" ;;
+    dqn) # the paper's protocol, 10 seeds in one program, beside MinAtar's examples/dqn.py on the same card
+        echo "python -m benchmarks.gpu dqn --seeds $SEEDS --frames $DQN_FRAMES --reference .gpu/minatar_dqn.py" \
+            "--reference-frames $REF_FRAMES --out ." >>"$W/commands.txt"
+        stage dqn 70 python3 -m benchmarks.gpu dqn --seeds "$SEEDS" --frames "$DQN_FRAMES" \
+            --reference .gpu/minatar_dqn.py --reference-frames "$REF_FRAMES" --out "$W"
+        ;;
+    profile) # where the step time goes in the rows that missed their targets (benchmarks/profile_envs.py)
+        for env in CartPole-v1 Seaquest-v0; do
+            echo "python -m benchmarks.profile_envs --envs $env --n ${SIZES[-1]} --repeats 3 --hlo hlo" \
+                >>"$W/commands.txt"
+            stage "profile_$env" 60 python3 -m benchmarks.profile_envs --envs "$env" --n "${SIZES[-1]}" \
+                --repeats 3 --hlo "$W/hlo"
+        done
+        ;;
+    *) echo "unknown stage $1" | tee -a "$W/stages.log" ;;
+    esac
+}
+
+for name in ${STAGES:-throughput pqn dqn ppo profile million}; do
+    run_stage "$name"
 done
 cat "$W/stages.log"
 for f in "$W"/train.jsonl "$W"/dqn.jsonl; do [[ -f $f ]] && cat "$f"; done
