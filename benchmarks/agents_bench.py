@@ -39,7 +39,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from benchmarks.machine import cpu_description
+from benchmarks.machine import cpu_description, load_average
+from benchmarks.sections import replace_section
 from maxatar_agents import dqn
 from maxatar_agents.configs import default_preset, make_config
 from maxatar_agents.published import GAMES, MINATAR_DQN
@@ -61,7 +62,7 @@ def cpu_seconds() -> float:
 
 
 def machine() -> str:
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    load = load_average(", ")
     return f"{cpu_description()}, load average {load}, jax {jax.__version__} on {jax.devices()[0].platform}"
 
 
@@ -312,15 +313,6 @@ def bench_report(args) -> None:
     print(section)
     if args.readme:
         replace_section(args.readme, section, README_START, README_END)
-
-
-def replace_section(readme: Path, section: str, start_marker: str, end_marker: str) -> None:
-    """Put `section` (markers included) in place of the text between the markers of `readme`."""
-    text = readme.read_text()
-    start, end = text.find(start_marker), text.find(end_marker)
-    if start < 0 or end < start:
-        raise SystemExit(f"{readme} has no {start_marker} ... {end_marker} markers")
-    readme.write_text(text[:start] + section + text[end + len(end_marker) :])
 
 
 def main() -> None:

@@ -50,6 +50,8 @@ import numpy as np
 import maxatar
 from benchmarks import report, run
 from benchmarks.client_ids import FLAT_IDS, REFERENCE_IDS
+from benchmarks.machine import load_average
+from benchmarks.sections import replace_section
 
 REPO = Path(__file__).resolve().parents[1]
 README_START, README_END = "<!-- clients:start -->", "<!-- clients:end -->"
@@ -714,7 +716,7 @@ def set_torch_threads(count: int) -> str:
 
 
 def load_now() -> str:
-    return " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    return load_average()
 
 
 def load_meta(out: Path) -> dict:
@@ -791,17 +793,8 @@ def write_outputs(args) -> None:
                 README_END,
             ]
         )
-        replace_section(args.readme, section)
+        replace_section(args.readme, section, README_START, README_END)
         log(f"rewrote the clients section of {args.readme}")
-
-
-def replace_section(readme: Path, section: str) -> None:
-    """Replace the text between the clients markers (markers included); nothing else in the file changes."""
-    text = readme.read_text()
-    start, end = text.find(README_START), text.find(README_END)
-    if start < 0 or end < start:
-        raise SystemExit(f"{readme} has no {README_START} ... {README_END} markers: add them where the section goes")
-    readme.write_text(text[:start] + section + text[end + len(README_END) :])
 
 
 def main(argv=None) -> None:

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.machine import cpu_description
+from benchmarks.machine import cpu_description, load_average
 
 # The default command of each agent (`python -m maxatar_agents.<agent> --env ...`): CartPole with its preset,
 # Doors for the tabular agents.
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{case}: {results[label]}", file=sys.stderr, flush=True)
     text = (
         f"Seconds from process start to the first result (whole process in brackets), median of {args.repeats}; "
-        f"{cpu_description()}, load average {os.getloadavg()[0]:.1f} at the end.\n\n{table(results)}\n"
+        f"{cpu_description()}, load average {load_average()} at the end.\n\n{table(results)}\n"
     )
     print(text)
     if args.out:

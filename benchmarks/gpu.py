@@ -28,7 +28,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar_agents.configs import make_config
+from benchmarks.sections import replace_section
+from maxatar_agents.configs import default_preset, make_config
 from maxatar_agents.published import GAMES, MINATAR_DQN
 from maxatar_agents.registry import agent_module
 from maxatar_agents.runner import compiled
@@ -98,7 +99,7 @@ def train_one(algo: str, game: str, preset: str | None, seeds: int, frames: int,
     finished = done == sched.num_intervals
     return {
         "algo": algo,
-        "preset": _preset_name(module, env_id, preset),
+        "preset": preset or default_preset(module, env_id),
         "game": game,
         "seeds": seeds,
         "target": target,
@@ -116,12 +117,6 @@ def train_one(algo: str, game: str, preset: str | None, seeds: int, frames: int,
         "seeds_at_target": int(np.sum(returns >= target)),
         "num_envs": getattr(config, "num_envs", None),
     }
-
-
-def _preset_name(module, env_id: str, preset: str | None) -> str:
-    from maxatar_agents.configs import default_preset
-
-    return preset or default_preset(module, env_id)
 
 
 def cmd_train(args) -> None:
@@ -375,8 +370,6 @@ def front_door(out: Path) -> str:
 
 
 def cmd_report(args) -> None:
-    from benchmarks.agents_bench import replace_section
-
     section = gpu_section(args.out)
     print(section)
     if args.page:

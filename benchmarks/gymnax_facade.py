@@ -29,6 +29,7 @@ from importlib import metadata
 import jax
 import jax.numpy as jnp
 
+from benchmarks.machine import load_average
 from maxatar import gymnax as facade
 
 ENV_IDS = list(facade.GYMNAX_IDS)  # the five MinAtar games and CartPole-v1, by gymnax's names
@@ -118,7 +119,7 @@ def main(argv=None) -> None:
     except ImportError:
         gymnax_module, gymnax_note = None, "gymnax not installed"
     print(gymnax_note)
-    load = "/".join(f"{x:.1f}" for x in os.getloadavg())
+    load = load_average()
     print(
         f"N={args.n}, {args.steps} steps per call, {args.calls} call(s) per repeat, median of {args.repeats}; "
         f"setting {args.setting}; jax {jax.__version__} on {jax.default_backend()} "

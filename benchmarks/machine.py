@@ -38,3 +38,8 @@ def cpu_description() -> str:
     names = [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")]
     model = names[0] if names else platform.processor() or platform.machine() or "?"
     return ", ".join(part for part in (model, vector_isa(cpu_flags(text)), f"{os.cpu_count()} logical CPUs") if part)
+
+
+def load_average(sep: str = " / ") -> str:
+    """The 1, 5 and 15 minute load averages, one decimal each: what else ran beside a measurement."""
+    return sep.join(f"{x:.1f}" for x in os.getloadavg())

@@ -45,7 +45,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.agents_bench import GAMES, MINATAR_DQN, PGX_PPO, machine, read_rows, replace_section
+from benchmarks.agents_bench import GAMES, MINATAR_DQN, PGX_PPO, machine, read_rows
+from benchmarks.sections import replace_section
 from renderers.cli import bounded
 
 RUNS = Path("runs/minatar_results")

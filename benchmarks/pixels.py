@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import maxatar
+from benchmarks.machine import load_average
 
 DEFAULT_IDS = maxatar.registered_ids()
 OBS_TYPES = (None, "rgb", "grayscale")
@@ -83,7 +84,7 @@ def main() -> None:
 
     print(
         f"jax {jax.__version__} on {jax.devices()[0].platform}, {os.cpu_count()} logical CPUs; load average "
-        f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())}; MinAtar's setting (sticky 0.1, all actions, no limit; "
+        f"{load_average()}; MinAtar's setting (sticky 0.1, all actions, no limit; "
         f"CartPole and Doors their defaults); pure path: N = {args.num_envs}, {args.scan_steps}-step scan"
     )
     header = ["env", "obs_type", "obs shape", "gymnasium.make us/step", "x own", "pure ns/env-step", "x own"]

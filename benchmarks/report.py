@@ -443,13 +443,3 @@ def front_door_table(rows: list[dict]) -> str:
             f"| {_fmt(ours['steps_per_s'] / best['steps_per_s'], 'x')} |"
         )
     return "\n".join([*lines, SPEED_END])
-
-
-def replace_readme_section(readme: Path, section: str, start_marker: str = README_START, end_marker: str = README_END):
-    """Replace the text between the markers (markers included; by default the benchmark section's) and leave
-    the rest untouched."""
-    text = readme.read_text()
-    start, end = text.find(start_marker), text.find(end_marker)
-    if start < 0 or end < start:
-        raise ValueError(f"{readme} has no {start_marker} ... {end_marker} markers")
-    readme.write_text(text[:start] + section + text[end + len(end_marker) :])

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
 import platform
 import shutil
 import sys
@@ -28,7 +27,8 @@ import maxatar
 from benchmarks import report
 from benchmarks.harness import JaxRunner, LoopRunner, PythonStepRunner
 from benchmarks.impls import JaxImpl, ceiling_impl, maxatar_impls, peer_impls, short_id
-from benchmarks.machine import cpu_description
+from benchmarks.machine import cpu_description, load_average
+from benchmarks.sections import replace_section
 
 QUICK = {"sizes": [1, 64], "repeats": 1, "steps": 32, "min_time": 0.05, "gym_size": 64}
 QUICK_ENVS = ["CartPole-v1", "Doors-v0", "Breakout-v0"]
@@ -211,7 +211,7 @@ def machine_note() -> str:
             versions.append(f"{package} {metadata.version(package)}")
         except metadata.PackageNotFoundError:
             versions.append(f"{package} not installed")
-    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    load = load_average()
     return (
         f"{cpu_description()}, {jax.devices()[0].platform} backend; Python "
         f"{platform.python_version()}; {', '.join(versions)}; load average (1/5/15 min) {load}"
@@ -224,11 +224,12 @@ def write_readme(args, rows, gym_rows, meta) -> None:
     shutil.copyfile(args.out / "throughput.png", args.readme.resolve().parent / "benchmark_throughput.png")
     plot_path = "benchmark_throughput.png"
     meta = {**meta, "notes": list(dict.fromkeys(meta.get("notes", []) + args.note))}
-    report.replace_readme_section(args.readme, report.readme_section(rows, gym_rows, meta, plot_path))
+    section = report.readme_section(rows, gym_rows, meta, plot_path)
+    replace_section(args.readme, section, report.README_START, report.README_END)
     log(f"rewrote the performance section of {args.readme}")
     if args.front_door:
         table = report.front_door_table(rows)
-        report.replace_readme_section(args.front_door, table, report.SPEED_START, report.SPEED_END)
+        replace_section(args.front_door, table, report.SPEED_START, report.SPEED_END)
         log(f"rewrote the short speed table of {args.front_door}")
 
 
@@ -325,7 +326,7 @@ def main(argv=None) -> None:
         "# MaxAtar throughput",
         f"`{command}` — started {started}, took {elapsed / 60:.1f} min.",
         f"Machine at start: {machine_before}.",
-        f"Machine at end: load average {' / '.join(f'{x:.1f}' for x in os.getloadavg())}.",
+        f"Machine at end: load average {load_average()}.",
         f"Sizes {args.sizes}, {args.repeats} interleaved repeats, scan of min({args.steps}, {args.call_budget}/N) "
         "steps per call; params "
         + ("passed as traced jit arguments" if args.traced_params else "baked in as compile-time constants")
@@ -342,7 +343,7 @@ def main(argv=None) -> None:
         "started": started,
         "minutes": elapsed / 60,
         "machine": machine_before,
-        "load_end": " / ".join(f"{x:.1f}" for x in os.getloadavg()),
+        "load_end": load_average(),
         "repeats": args.repeats,
         "sizes": args.sizes,
         "out": str(args.out),

@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.machine import cpu_description
+from benchmarks.machine import cpu_description, load_average
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -89,7 +89,7 @@ def child(env_id: str, n: int, devices: int, steps: int, repeats: int, real: boo
 
 
 def machine() -> str:
-    return f"{cpu_description()}, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    return f"{cpu_description()}, load average {load_average()}"
 
 
 def main(argv: list[str] | None = None) -> None:

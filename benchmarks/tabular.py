@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from benchmarks.machine import load_average
 from maxatar_agents import q_learning
 
 REFERENCE = 1.8e6  # steps/s of the source's 30 tabular Q-learning agents on a vectorised gridworld, CPU
@@ -58,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
 
     print(
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs, jax {jax.__version__}, "
-        f"{jax.default_backend()} backend; load average at start {' / '.join(f'{x:.1f}' for x in os.getloadavg())}"
+        f"{jax.default_backend()} backend; load average at start {load_average()}"
     )
     print(f"{args.agents} agents on Doors, medians of {args.repeats}; ratio against {REFERENCE / 1e6:.1f}M steps/s\n")
     print("| model | method | envs per agent | learn | steps/s | x 1.8M | compile s |")
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
                         f"{rate / REFERENCE:.1f}x | {compile_s:.2f} |",
                         flush=True,
                     )
-    print(f"\nload average at the end {' / '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(f"\nload average at the end {load_average()}")
 
 
 if __name__ == "__main__":

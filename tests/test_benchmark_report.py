@@ -4,6 +4,7 @@ throughput results, so its numbers cannot drift from the measurements."""
 from pathlib import Path
 
 from benchmarks import report, run
+from benchmarks.sections import replace_section
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -12,7 +13,7 @@ def test_the_readme_speed_table_is_what_the_report_builds_from_the_committed_res
     rows, *_ = run.load_results(ROOT / "benchmarks/results")
     readme = tmp_path / "README.md"
     readme.write_text((ROOT / "README.md").read_text())
-    report.replace_readme_section(readme, report.front_door_table(rows), report.SPEED_START, report.SPEED_END)
+    replace_section(readme, report.front_door_table(rows), report.SPEED_START, report.SPEED_END)
     assert readme.read_text() == (ROOT / "README.md").read_text(), "README's speed table is stale: run benchmarks.run"
     assert "| Breakout-v0 |" in report.front_door_table(rows)
 
