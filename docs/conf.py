@@ -32,6 +32,9 @@ html_title = f"MaxAtar {release}"
 autodoc_mock_imports = [name for name in ("stable_baselines3",) if importlib.util.find_spec(name) is None]
 autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True}
 autodoc_typehints = "none"
+# Source pages link each object to where the API page documents it, under its defining module's name: followed
+# through a package's re-export (`maxatar_agents.unlock_run`), the link pointed at an anchor no page has.
+viewcode_follow_imported_members = False
 
 
 def docstring_as_text(app, what, name, obj, options, lines):

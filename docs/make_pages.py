@@ -1,7 +1,7 @@
 """Write one docs page per environment (docs/environments/<game>.md) from the environment classes, and one per
 deep RL agent (docs/agents/<algo>.md) from the agent modules.
 
-    python docs/make_pages.py            # rewrite the pages
+    python docs/make_pages.py            # rewrite the pages and the channel pictures
     python docs/make_pages.py --check    # exit 1 if an environment page differs from what the code gives
 
 The environment pages are committed (they read well on GitHub too) and tests/test_docs.py checks them; the agent
@@ -108,6 +108,15 @@ def page(env_id: str) -> tuple[str, str]:
     if cls.channels:
         rows = [[str(i), f"`{c.name}`", f"rgb{tuple(c.colour)}"] for i, c in enumerate(cls.channels)]
         out += table(["channel", "name", "colour when drawn"], rows) + [""]
+    if has_channel_picture(env):
+        out += [
+            f"![the observation, then each channel]({cls.name}_channels.png)",
+            "",
+            f'After {CHANNEL_STEPS} random steps (seed 0): the picture (`obs_type="rgb"`), then channels 0-'
+            f"{len(cls.channels) - 1} left to right, each cell that is set in its colour.",
+            "",
+        ]
+    if cls.channels:
         out += ['`obs_type="rgb"` or `"grayscale"` gives the picture instead ([pixels](../guides/pixels.md)).', ""]
     else:
         out += [f"A {np.dtype(env.obs_dtype)} vector of shape {env.obs_shape} (see above).", ""]
@@ -228,6 +237,43 @@ def agent_pages() -> None:
             path.write_text(text)
 
 
+CHANNEL_STEPS = 40  # random steps before the state whose channels each page shows
+
+
+def has_channel_picture(env) -> bool:
+    """The MinAtar games: a 10x10 grid of named channels (Doors' channels draw a flat observation)."""
+    return bool(type(env).channels) and len(env.obs_shape) == 3
+
+
+def channel_picture(env_id: str, path: Path, cell: int = 12, gap: int = 6) -> None:
+    """One PNG per game: the rendered frame, then every observation channel as its own 10x10 panel (cells set
+    in the channel's colour on dark grey), after CHANNEL_STEPS seeded random steps through Gymnasium."""
+    import gymnasium
+    import imageio.v3 as iio
+
+    actions = np.random.default_rng(0).integers(0, 6, CHANNEL_STEPS)
+    frames = []
+    for obs_type in ("rgb", None):
+        env = gymnasium.make(env_id, **({"obs_type": obs_type, "obs_scale": cell} if obs_type else {}))
+        obs, _ = env.reset(seed=0)
+        for a in actions % env.action_space.n:
+            obs, _, terminated, truncated, _ = env.step(int(a))
+            if terminated or truncated:
+                obs, _ = env.reset()
+        frames.append(obs)
+    picture, channels = frames
+    colours = [np.array(c.colour, np.uint8) for c in type(maxatar.make(env_id)[0]).channels]
+    panels = [picture]
+    for i, colour in enumerate(colours):
+        panel = np.where(channels[:, :, i, None], colour, np.uint8(40)).astype(np.uint8)
+        panels.append(np.kron(panel, np.ones((cell, cell, 1), np.uint8)))
+    height = max(p.shape[0] for p in panels)
+    spacer = np.full((height, gap, 3), 255, np.uint8)
+    row = [part for panel in panels for part in (panel, spacer)][:-1]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    iio.imwrite(path, np.concatenate(row, axis=1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a page is stale")
@@ -236,11 +282,16 @@ def main() -> None:
     for env_id in maxatar.registered_ids():
         name, text = page(env_id)
         path = DOCS / "environments" / f"{name}.md"
+        picture = DOCS / "environments" / f"{name}_channels.png"
         if args.check:
             if not path.exists() or path.read_text() != text:
                 stale.append(str(path))
+            if has_channel_picture(maxatar.make(env_id)[0]) and not picture.exists():
+                stale.append(str(picture))
         else:
             path.write_text(text)
+            if has_channel_picture(maxatar.make(env_id)[0]):
+                channel_picture(env_id, picture)
     if not args.check:
         agent_pages()
     if stale:
