@@ -115,6 +115,7 @@ def train_one(algo: str, game: str, preset: str | None, seeds: int, frames: int,
         "fps_all_seeds": round(fps),
         "last_mean_return": float(np.nanmean(returns)) if np.any(np.isfinite(returns)) else None,
         "seeds_at_target": int(np.sum(returns >= target)),
+        "last_returns_per_seed": [round(float(r), 3) for r in returns],  # for IQM and intervals over seeds
         "num_envs": getattr(config, "num_envs", None),
     }
 

@@ -12,8 +12,8 @@
 #   OUT=/tmp/out STAGES="freeway profile ppo million" GAMES="Asterix Freeway Seaquest" bash benchmarks/gpu_suite.sh
 #   OUT=/tmp/out SMOKE=1 bash benchmarks/gpu_suite.sh 400   # the same stages, tiny, to try the script on a CPU
 #
-# Stages: throughput, freeway, million (N = 2^20), pqn, ppo, dqn, profile (see run_stage below); GAMES: the
-# games of pqn and ppo.
+# Stages: throughput, freeway, million (N = 2^20), pqn, ppo, dqn, profile, sac (see run_stage below); GAMES: the
+# games of pqn, ppo and sac.
 #
 # Needs: the peers as wheels in .whl/ (gymnasium, farama-notifications, gymnax, pgx, svgwrite, minatar,
 # flashbax: `pip download --no-deps` them for the machine's Python) and MinAtar's examples/dqn.py as
@@ -111,6 +111,14 @@ run_stage() {
         stage dqn 70 python3 -m benchmarks.gpu dqn --seeds "$SEEDS" --frames "$DQN_FRAMES" \
             --reference .gpu/minatar_dqn.py --reference-frames "$REF_FRAMES" --out "$W"
         ;;
+    sac) # the results table's SAC rows (issue 38; 2.7 h per game on a 2-core CPU) through the resumable results
+        # pipeline, every game at once (--jobs: one process each, so their wall-clock times are the shared card's)
+        local games=("${ALGO_GAMES[@]/%/-v0}")
+        echo "python -m benchmarks.minatar_results run --algos sac --games ${games[*]} --jobs ${#games[@]}" \
+            "--no-export --no-progress --results agents_minatar" >>"$W/commands.txt"
+        stage sac 540 python3 -m benchmarks.minatar_results run --algos sac --games "${games[@]}" \
+            --jobs "${#games[@]}" --no-export --no-progress --results "$W/agents_minatar" --runs /tmp/runs
+        ;;
     profile) # where the step time goes in the rows that missed their targets (benchmarks/profile_envs.py)
         for env in CartPole-v1 Seaquest-v0; do
             echo "python -m benchmarks.profile_envs --envs $env --n ${SIZES[-1]} --repeats 3 --hlo hlo" \
@@ -123,7 +131,7 @@ run_stage() {
     esac
 }
 
-for name in ${STAGES:-throughput pqn dqn ppo profile million}; do
+for name in ${STAGES:-throughput pqn dqn ppo profile million}; do  # sac: only when named
     run_stage "$name"
 done
 cat "$W/stages.log"
