@@ -294,6 +294,20 @@ def test_exported_policy_is_one_seed_of_the_run_and_cannot_be_resumed(algorithm,
         checkpoint.export_policy(out, shipped, 2, record={})
 
 
+def test_the_export_command_keeps_the_best_seed_and_names_a_bad_seed(capsys, tmp_path_factory):
+    from maxatar_agents import export
+
+    out, summary = cli_run("dqn", tmp_path_factory)
+    policy = export.main([str(out), str(tmp_path_factory.mktemp("exported") / "policy")])
+    best = int(np.argmax(summary["final_eval_return_per_seed"]))
+    meta = checkpoint.read_meta(policy)
+    assert meta["policy_only"] and meta["seeds"] == [summary["seeds"][best]] and meta["record"]["seed"] == best
+    assert "kB (the run:" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        export.main([str(out), str(policy), "--seed-index", "5"])
+    assert "seed_index 5 is outside the checkpoint's 2 seeds" in capsys.readouterr().err
+
+
 def test_load_policy_rejects_what_is_not_a_checkpoint(tmp_path):
     (tmp_path / "checkpoint.json").write_text(json.dumps({"format": "something else"}))
     with pytest.raises(checkpoint.CheckpointError, match="is not a"):
