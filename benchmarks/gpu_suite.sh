@@ -111,8 +111,8 @@ run_stage() {
         stage dqn 70 python3 -m benchmarks.gpu dqn --seeds "$SEEDS" --frames "$DQN_FRAMES" \
             --reference .gpu/minatar_dqn.py --reference-frames "$REF_FRAMES" --out "$W"
         ;;
-    sac) # the results table's SAC rows (issue 38; 2.7 h per game on a 2-core CPU) through the resumable results
-        # pipeline, every game at once (--jobs: one process each, so their wall-clock times are the shared card's)
+    sac) # the results table's SAC rows (issue 38; about 40 min per game on a 2-core CPU) through the resumable
+        # results pipeline, every game at once (--jobs: one process each, so their wall-clock times are the card's)
         local games=("${ALGO_GAMES[@]/%/-v0}")
         echo "python -m benchmarks.minatar_results run --algos sac --games ${games[*]} --jobs ${#games[@]}" \
             "--no-export --no-progress --results agents_minatar" >>"$W/commands.txt"
