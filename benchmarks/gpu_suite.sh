@@ -122,9 +122,9 @@ run_stage() {
     profile) # where the step time goes in the rows that missed their targets (benchmarks/profile_envs.py)
         for env in CartPole-v1 Seaquest-v0; do
             echo "python -m benchmarks.profile_envs --envs $env --n ${SIZES[-1]} --repeats 3 --hlo hlo" \
-                >>"$W/commands.txt"
+                "--trace /tmp/trace" >>"$W/commands.txt"
             stage "profile_$env" 60 python3 -m benchmarks.profile_envs --envs "$env" --n "${SIZES[-1]}" \
-                --repeats 3 --hlo "$W/hlo"
+                --repeats 3 --hlo "$W/hlo" --trace /tmp/trace
         done
         ;;
     *) echo "unknown stage $1" | tee -a "$W/stages.log" ;;

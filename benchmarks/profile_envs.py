@@ -15,6 +15,9 @@ between phases are the cost of that part (medians of interleaved repeats, in ns 
               which every phase above uses, through JAX's own rolled-loop threefry lowering)
   ceiling     the do-nothing environment (no keys, same observation)
 
+With `--trace DIR` it runs the full step's rollout a few times under `jax.profiler.trace` and prints the events
+(XLA thunks on a CPU, kernels on a GPU) that took most of the time: self time (minus the events nested in them),
+summed by name.
 With `--hlo DIR` it also writes the optimized HLO of the full step and counts its expensive ops (sort,
 gather, scatter, while, custom-call, fusion) so that a costly construct can be traced to source.
 """
@@ -123,6 +126,52 @@ def dump_hlo(impl: JaxImpl, n: int, steps: int, out: Path, env: str) -> dict[str
     return {op: len(re.findall(rf"= [^=]*? {re.escape(op)}\(", text)) for op in HLO_OPS}
 
 
+def self_times(events: list[dict]) -> dict[str, list[float]]:
+    """{name: [self time in us, count]} of complete trace events: each event's duration minus that of the events
+    nested in it on the same thread, so containers (the executable, a while loop) count only their own work."""
+    totals: dict[str, list[float]] = {}
+    by_thread: dict[tuple, list[dict]] = {}
+    for event in events:
+        if event.get("ph") == "X" and "dur" in event:
+            by_thread.setdefault((event.get("pid"), event.get("tid")), []).append(event)
+    for thread in by_thread.values():
+        thread.sort(key=lambda e: (e["ts"], -e["dur"]))
+        stack: list[list] = []  # [end, name, self time]
+
+        def close(entry):
+            total = totals.setdefault(entry[1], [0.0, 0])
+            total[0] += entry[2]
+            total[1] += 1
+
+        for event in thread:
+            while stack and stack[-1][0] <= event["ts"]:
+                close(stack.pop())
+            if stack:
+                stack[-1][2] -= event["dur"]
+            stack.append([event["ts"] + event["dur"], event["name"], float(event["dur"])])
+        while stack:
+            close(stack.pop())
+    return totals
+
+
+def trace_top_ops(runner: JaxRunner, out: Path, calls: int = 5, top: int = 12) -> list[tuple[str, float, int]]:
+    """(name, share of the traced self time, count) of the `top` costliest events of `calls` rollout calls."""
+    import gzip
+    import json
+
+    with jax.profiler.trace(str(out), create_perfetto_trace=True):
+        for _ in range(calls):
+            runner.carry = jax.block_until_ready(runner.rollout(runner.carry))
+    events = []
+    for path in out.rglob("*.trace.json.gz"):
+        events += json.loads(gzip.decompress(path.read_bytes())).get("traceEvents", [])
+    # Python's frames ("$file:line name") and the host waiting for the device are not the program's work.
+    totals = {k: v for k, v in self_times(events).items() if not k.startswith("$") and "wait for" not in k}
+    whole = sum(v[0] for v in totals.values()) or 1.0
+    ranked = sorted(totals.items(), key=lambda kv: -kv[1][0])[:top]
+    return [(name, dur / whole, count) for name, (dur, count) in ranked]
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--envs", nargs="+", default=["CartPole-v1", "Doors-v0", "Breakout-v0"])
@@ -132,6 +181,7 @@ def main(argv=None) -> None:
     parser.add_argument("--min-time", type=float, default=0.3)
     parser.add_argument("--traced-params", action="store_true", help="params as a jit argument, not constants")
     parser.add_argument("--hlo", type=Path, help="write optimized HLO of the full step here and count ops")
+    parser.add_argument("--trace", type=Path, help="write a jax.profiler trace of the full step; print its top ops")
     args = parser.parse_args(argv)
 
     for env_id in args.envs:
@@ -149,6 +199,11 @@ def main(argv=None) -> None:
         print(f"\n{short_id(env_id)} at N={args.n} (ns per environment step, median of {args.repeats}; min-max)")
         for name, values in runs.items():
             print(f"  {name:10s} {statistics.median(values):8.1f}   ({min(values):.1f}-{max(values):.1f})")
+        if args.trace:
+            out = args.trace / short_id(env_id)
+            print(f"  costliest events of the full step's rollout (share of traced self time, count; trace in {out}):")
+            for name, share, count in trace_top_ops(runners[0], out):
+                print(f"    {share:6.1%}  {count:6d}  {name[:100]}")
         for runner in runners:
             runner.close()
         if args.hlo:

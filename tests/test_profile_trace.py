@@ -1,0 +1,27 @@
+"""benchmarks/profile_envs.py --trace ranks trace events by self time: a container (the executable, a while loop)
+counts only the time not spent in the events nested in it, on its own thread."""
+
+from benchmarks.profile_envs import self_times
+
+
+def event(name, ts, dur, tid=1):
+    return {"ph": "X", "name": name, "ts": ts, "dur": dur, "pid": 1, "tid": tid}
+
+
+def test_nested_events_are_subtracted_from_their_container_only():
+    events = [
+        event("execute", 0, 100),
+        event("fusion", 10, 30),
+        event("loop", 50, 40),
+        event("copy", 55, 10),
+        event("copy", 70, 10),
+        event("kernel", 0, 60, tid=2),  # another thread: nested in nothing
+        {"ph": "M", "name": "thread_name"},  # metadata: not a duration
+    ]
+    assert self_times(events) == {
+        "execute": [30.0, 1],
+        "fusion": [30.0, 1],
+        "loop": [20.0, 1],
+        "copy": [20.0, 2],
+        "kernel": [60.0, 1],
+    }
