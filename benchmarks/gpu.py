@@ -5,7 +5,7 @@ appends it to a JSON-lines file that `report` turns into the GPU section of docs
 
     python -m benchmarks.gpu train --algo pqn --seeds 10 --cap 60 --out benchmarks/results/gpu_h200
     python -m benchmarks.gpu dqn --seeds 10 --frames 30000 --reference MinAtar/examples/dqn.py --out DIR
-    python -m benchmarks.gpu report --out benchmarks/results/gpu_h200 --page docs/performance.md
+    python -m benchmarks.gpu report --out benchmarks/results/gpu_h200 --readme docs/performance.md
 
 `train` runs each game's preset (MinAtar's setting, `--frames` per seed) one interval at a time and stops at
 `--frames` or after `--cap` seconds of wall-clock; the time to the target is the first interval end at which
@@ -373,8 +373,8 @@ def front_door(out: Path) -> str:
 def cmd_report(args) -> None:
     section = gpu_section(args.out)
     print(section)
-    if args.page:
-        replace_section(args.page, section, GPU_START, GPU_END)
+    if args.readme:
+        replace_section(args.readme, section, GPU_START, GPU_END)
     if args.front_door:
         replace_section(args.front_door, front_door(args.out), GPU_START, GPU_END)
 
@@ -396,7 +396,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     d.add_argument("--reference", help="path of MinAtar's examples/dqn.py")
     d.add_argument("--reference-frames", type=int, default=10_000, help="timed frames of the reference")
     r = sub.add_parser("report", help="the GPU section of the docs from --out")
-    r.add_argument("--page", type=Path, help="rewrite this page's GPU section (between the gpu markers)")
+    r.add_argument("--readme", type=Path, help="rewrite this page's GPU section (between the gpu markers)")
     r.add_argument("--front-door", type=Path, help="rewrite this file's short GPU table (README.md)")
     for p in (t, d, r):
         p.add_argument("--out", type=Path, required=True)
