@@ -12,8 +12,8 @@
 #   OUT=/tmp/out STAGES="freeway profile ppo million" GAMES="Asterix Freeway Seaquest" bash benchmarks/gpu_suite.sh
 #   OUT=/tmp/out SMOKE=1 bash benchmarks/gpu_suite.sh 400   # the same stages, tiny, to try the script on a CPU
 #
-# Stages: throughput, freeway, million (N = 2^20), pqn, ppo, dqn, profile, sac (see run_stage below); GAMES: the
-# games of pqn, ppo and sac.
+# Stages: throughput, freeway, million (N = 2^20), pqn, ppo, dqn, profile, sac, seeds10, gymnax (see run_stage
+# below); GAMES: the games of the training stages.
 #
 # Needs: the peers as wheels in .whl/ (gymnasium, farama-notifications, gymnax, pgx, svgwrite, minatar,
 # flashbax: `pip download --no-deps` them for the machine's Python) and MinAtar's examples/dqn.py as
@@ -26,13 +26,14 @@ rm -rf "$W"
 mkdir -p "$W" "$OUT"
 export PYTHONUNBUFFERED=1 MAXATAR_CACHE_DIR=off XLA_PYTHON_CLIENT_MEM_FRACTION=0.6
 
-SIZES=(1024 16384 131072) SEEDS=10 CAP=35 DQN_FRAMES=25000 REF_FRAMES=10000 REPEATS=3 SMOKE_N=0
+SIZES=(1024 16384 131072) SEEDS=10 CAP=35 DQN_FRAMES=25000 REF_FRAMES=10000 REPEATS=3 SMOKE_N=0 FRAMES=()
 if [[ ${SMOKE:-} ]]; then
-    SIZES=(64) SEEDS=2 CAP=12 DQN_FRAMES=10000 REF_FRAMES=500 REPEATS=1 SMOKE_N=128
+    SIZES=(64) SEEDS=2 CAP=12 DQN_FRAMES=10000 REF_FRAMES=500 REPEATS=1 SMOKE_N=128 FRAMES=(--total-steps 20000)
 fi
 
 left() { echo $((BUDGET - ($(date +%s) - START))); }
-pack() { tar czf "$OUT/results.tar.gz" -C "$W" . 2>/dev/null; }
+# The agents' checkpoints stay behind: their metrics.csv and summary.json are the results.
+pack() { tar czf "$OUT/results.tar.gz" --exclude='checkpoint*.npz' -C "$W" . 2>/dev/null; }
 stage() { # stage NAME CAP_SECONDS COMMAND...: run COMMAND under a cap (cut to what the budget has left)
     local name=$1 cap=$2 l t0 rc
     shift 2
@@ -118,6 +119,20 @@ run_stage() {
             "--no-export --no-progress --results agents_minatar" >>"$W/commands.txt"
         stage sac 540 python3 -m benchmarks.minatar_results run --algos sac --games "${games[@]}" \
             --jobs "${#games[@]}" --no-export --no-progress --results "$W/agents_minatar" --runs /tmp/runs
+        ;;
+    seeds10 | gymnax) # issue 38: PQN and PPO with 10 seeds through their own command line, in MinAtar's setting
+        # (the presets' 5M frames) or in gymnax's at the 10M frames that PureJaxRL and gymnax-blines report
+        local algo game setting=minatar extra=()
+        [[ $1 == gymnax ]] && setting=gymnax extra=(--env-setting gymnax --total-steps 10000000)
+        for algo in pqn ppo; do
+            for game in "${ALGO_GAMES[@]}"; do
+                local out="agents/$algo-$setting-${SEEDS}seeds/$game-v0"
+                echo "python -m maxatar_agents.$algo --env maxatar/$game-v0 ${extra[*]} ${FRAMES[*]} --seeds $SEEDS" \
+                    "--out $out --no-progress" >>"$W/commands.txt"
+                stage "${algo}_${setting}_$game" 120 python3 -m "maxatar_agents.$algo" --env "maxatar/$game-v0" \
+                    "${extra[@]}" "${FRAMES[@]}" --seeds "$SEEDS" --out "$W/$out" --no-progress
+            done
+        done
         ;;
     profile) # where the step time goes in the rows that missed their targets (benchmarks/profile_envs.py)
         for env in CartPole-v1 Seaquest-v0; do
