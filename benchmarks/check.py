@@ -19,7 +19,7 @@ import statistics
 import sys
 from pathlib import Path
 
-import maxatar
+from benchmarks import options
 from benchmarks.harness import JaxRunner
 from benchmarks.impls import ceiling_impl, maxatar_impls, short_id
 
@@ -60,16 +60,15 @@ def read_reference(path: Path) -> dict[tuple[str, str, int], dict]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--envs", nargs="+", help="MaxAtar ids (the maxatar/ prefix may be left out); default all")
+    options.add_envs(parser)
     parser.add_argument("--n", type=int, default=1024, help="batch size")
     parser.add_argument("--steps", type=int, default=32, help="scan length per jitted call")
-    parser.add_argument("--repeats", type=int, default=5, help="interleaved measurements per path; medians")
-    parser.add_argument("--min-time", type=float, default=0.1, help="seconds per measurement")
+    options.add_measurement(parser, repeats=5, min_time=0.1)
     parser.add_argument("--tolerance", type=float, default=1.5, help="flag paths this many times slower")
     parser.add_argument("--reference", type=Path, default=REFERENCE, help="the committed figures")
     parser.add_argument("--update", action="store_true", help="write the figures measured now as the reference")
     args = parser.parse_args(argv)
-    env_ids = [e if e.startswith("maxatar/") else f"maxatar/{e}" for e in (args.envs or maxatar.registered_ids())]
+    env_ids = options.env_ids(args)
 
     rows = []
     for env_id in env_ids:

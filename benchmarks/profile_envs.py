@@ -34,6 +34,7 @@ import jax
 import jax.numpy as jnp
 
 import maxatar
+from benchmarks import options
 from benchmarks.harness import JaxRunner, make_rollout
 from benchmarks.impls import JaxImpl, ceiling_impl, short_id
 from maxatar.episode import AutoReset
@@ -174,18 +175,16 @@ def trace_top_ops(runner: JaxRunner, out: Path, calls: int = 5, top: int = 12) -
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--envs", nargs="+", default=["CartPole-v1", "Doors-v0", "Breakout-v0"])
+    options.add_envs(parser, default=["CartPole-v1", "Doors-v0", "Breakout-v0"])
     parser.add_argument("--n", type=int, default=4096)
     parser.add_argument("--steps", type=int, default=64)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--min-time", type=float, default=0.3)
+    options.add_measurement(parser, repeats=5, min_time=0.3)
     parser.add_argument("--traced-params", action="store_true", help="params as a jit argument, not constants")
     parser.add_argument("--hlo", type=Path, help="write optimized HLO of the full step here and count ops")
     parser.add_argument("--trace", type=Path, help="write a jax.profiler trace of the full step; print its top ops")
     args = parser.parse_args(argv)
 
     for env_id in args.envs:
-        env_id = env_id if env_id.startswith("maxatar/") else f"maxatar/{env_id}"
         try:
             impls = phase_impls(env_id)
         except Exception as error:  # noqa: BLE001

@@ -23,8 +23,7 @@ from pathlib import Path
 
 import jax
 
-import maxatar
-from benchmarks import report
+from benchmarks import options, report
 from benchmarks.harness import JaxRunner, LoopRunner, PythonStepRunner
 from benchmarks.impls import JaxImpl, ceiling_impl, maxatar_impls, peer_impls, short_id
 from benchmarks.machine import cpu_description, load_average
@@ -36,14 +35,13 @@ QUICK_ENVS = ["CartPole-v1", "Doors-v0", "Breakout-v0"]
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--envs", nargs="+", help="MaxAtar ids (the maxatar/ prefix may be left out); default all")
+    options.add_envs(parser)
     parser.add_argument("--sizes", nargs="+", type=int, default=[1, 64, 1024, 4096, 16384], help="batch sizes N")
-    parser.add_argument("--repeats", type=int, default=5, help="measurements per implementation; medians reported")
+    options.add_measurement(parser, repeats=5, min_time=0.3)
     parser.add_argument("--steps", type=int, default=128, help="scan length (batched steps) per jitted call, at most")
     parser.add_argument(
         "--call-budget", type=int, default=65536, help="at most this many env steps per call: scan length <= budget/N"
     )
-    parser.add_argument("--min-time", type=float, default=0.3, help="seconds per measurement (calls repeat)")
     parser.add_argument("--loop-max-n", type=int, default=4096, help="largest N for Python-loop references")
     parser.add_argument(
         "--traced-params", action="store_true", help="pass params to the compiled rollout as an argument (see README)"
@@ -83,7 +81,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     if args.quick:  # quick values replace the defaults; flags given explicitly still win
         parser.set_defaults(**QUICK, envs=QUICK_ENVS)
         args = parser.parse_args(argv)
-    args.envs = [e if e.startswith("maxatar/") else f"maxatar/{e}" for e in (args.envs or maxatar.registered_ids())]
+    args.envs = options.env_ids(args)
     return args
 
 

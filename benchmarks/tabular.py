@@ -9,7 +9,7 @@ repeats. Rows: the model (`table`: dynamics as gathers from the tables enumerate
 stepping without updating its tables (what the updates cost).
 
     python -m benchmarks.tabular --repeats 5
-    python -m benchmarks.tabular --envs 64 256 --models table --methods q_learning
+    python -m benchmarks.tabular --num-envs 64 256 --models table --methods q_learning
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def measure(config: q_learning.Config, agents: int, repeats: int, learn: bool) -
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agents", type=int, default=30)
-    parser.add_argument("--envs", type=int, nargs="+", default=[1, 64, 256], help="environments per agent")
+    parser.add_argument("--num-envs", type=int, nargs="+", default=[1, 64, 256], help="environments per agent")
     parser.add_argument("--models", nargs="+", default=list(q_learning.MODELS), choices=q_learning.MODELS)
     parser.add_argument("--methods", nargs="+", default=list(q_learning.METHODS), choices=q_learning.METHODS)
     parser.add_argument("--steps", type=int, default=4_000_000, help="steps per interval over all agents")
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     print("|---|---|---|---|---|---|---|")
     for model in args.models:
         for method in args.methods:
-            for num_envs in args.envs:
+            for num_envs in args.num_envs:
                 for learn in (True, False) if method == args.methods[0] else (True,):
                     frames = max(1, args.steps // (args.agents * num_envs)) * num_envs
                     config = q_learning.Config(
