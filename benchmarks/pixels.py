@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import maxatar
+from benchmarks import options
 from benchmarks.machine import load_average
 
 DEFAULT_IDS = maxatar.registered_ids()
@@ -75,7 +76,7 @@ def pure_step_ns(env_id: str, obs_type: str | None, num_envs: int, steps: int, r
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--envs", nargs="*", default=DEFAULT_IDS)
+    options.add_envs(parser, default=DEFAULT_IDS)
     parser.add_argument("--num-envs", type=int, default=256, help="environments of the pure JAX scan")
     parser.add_argument("--scan-steps", type=int, default=200, help="steps of the pure JAX scan")
     parser.add_argument("--gym-steps", type=int, default=2000, help="timed steps of the gymnasium.make loop")

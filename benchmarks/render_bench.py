@@ -15,6 +15,7 @@ from pathlib import Path
 import jax
 
 import maxatar
+from benchmarks import options
 from renderers.gif import write_gif
 from renderers.rollout import random_policy, render_rollout
 
@@ -63,7 +64,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--steps", type=int, default=1000, help="frames per rollout")
     parser.add_argument("--repeats", type=int, default=3, help="warm runs; the best is reported")
-    parser.add_argument("--envs", nargs="*", default=list(DEFAULT_IDS))
+    options.add_envs(parser, default=DEFAULT_IDS)
     args = parser.parse_args()
 
     rows = []

@@ -18,6 +18,7 @@ import gymnasium
 import numpy as np
 
 import maxatar
+from benchmarks import options
 from benchmarks.client_ids import REFERENCE_IDS, register_reference
 
 GAMES = ["Breakout-v0", "Asterix-v0", "Freeway-v0", "Seaquest-v0", "SpaceInvaders-v0"]
@@ -38,7 +39,7 @@ def steps_rendered_per_second(env: gymnasium.Env, seconds: float, seed: int = 0)
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--envs", nargs="+", default=GAMES, help="MaxAtar ids of MinAtar games")
+    options.add_envs(parser, default=GAMES)
     parser.add_argument("--repeats", type=int, default=3, help="interleaved measurements; medians reported")
     parser.add_argument("--seconds", type=float, default=1.0, help="seconds per measurement")
     args = parser.parse_args(argv)

@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks import options
 from benchmarks.machine import cpu_description, load_average
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,7 +95,7 @@ def machine() -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--envs", nargs="+", default=["CartPole-v1", "Breakout-v0"])
+    options.add_envs(parser, default=["CartPole-v1", "Breakout-v0"])
     parser.add_argument("--devices", nargs="+", type=int, default=[1, 2, 4])
     parser.add_argument("--n", type=int, default=4096, help="environments (a multiple of every device count)")
     parser.add_argument("--steps", type=int, default=200, help="steps per timed scan")
