@@ -316,6 +316,45 @@ def throughput_table(rows: list[dict]) -> list[str]:
     return lines
 
 
+def last_returns(run: Path) -> np.ndarray:
+    """Each seed's mean return over its last 100 training episodes at the end of a run (its metrics.csv)."""
+    import csv
+
+    rows = list(csv.DictReader((run / "metrics.csv").open()))
+    last = max(int(r["frames"]) for r in rows)
+    return np.array([float(r["recent_return"]) for r in rows if int(r["frames"]) == last])
+
+
+def like_for_like_table(out: Path) -> list[str]:
+    """PQN and PPO trained in gymnax's setting (the `gymnax` stage's runs under out/agents/) beside the returns
+    published for that setting (`published.GYMNAX_SETTING_PUBLISHED`), one column per source."""
+    from maxatar_agents.published import GYMNAX_SETTING_PUBLISHED
+
+    runs = sorted(path for path in out.glob("agents/*-gymnax-*seeds") if path.is_dir())
+    if not runs:
+        return []
+    sources = list(GYMNAX_SETTING_PUBLISHED)
+    head = [f"{run.name.split('-')[0].upper()}, {run.name.split('-')[-1].replace('seeds', ' seeds')}" for run in runs]
+    lines = [
+        "| game | " + " | ".join(head) + " | " + " | ".join(sources) + " |",
+        "|---|" + "---|" * (len(runs) + len(sources)),
+    ]
+    for game in GAMES:
+        cells = []
+        for run in runs:
+            done = run / game / "summary.json"
+            if not done.exists():
+                cells.append("-")
+                continue
+            frames = json.loads(done.read_text())["frames_per_seed"]
+            v = last_returns(run / game)
+            cells.append(f"{v.mean():.1f} ± {v.std():.1f} at {frames / 1e6:g}M frames")
+        cells += [str(GYMNAX_SETTING_PUBLISHED[s]["returns"].get(game, "-")) for s in sources]
+        lines.append(f"| {game.split('-')[0]} | " + " | ".join(cells) + " |")
+    notes = "; ".join(f"{name}: {entry['how']} ({entry['source']})" for name, entry in GYMNAX_SETTING_PUBLISHED.items())
+    return [*lines, "", f"Ours: mean ± sd over seeds of the last-100 training return. Published: {notes}."]
+
+
 def card(out: Path) -> str:
     device = json.loads((out / DEVICE_FILE).read_text()) if (out / DEVICE_FILE).exists() else {}
     smi = device.get("nvidia_smi", "").split(", ")
@@ -339,6 +378,9 @@ def gpu_section(out: Path) -> str:
                 total = sum(r["wall_s"] for r in done)
                 lines += ["", f"The whole {algo} table (5 games x 10 seeds x 5M frames, one game after another, "
                           f"compilation included): {fmt_s(total)} ({verdict(total <= 600)}: <= 10 min)."]  # fmt: skip
+    like = like_for_like_table(out)
+    if like:
+        lines += ["", "### In gymnax's setting, beside the published returns", "", *like]
     dqn = read_rows(out / DQN_FILE)
     if dqn:
         lines += ["", "### DQN with the paper's protocol (one update per frame), beside MinAtar's own", ""]
