@@ -12,7 +12,9 @@ appends it to a JSON-lines file that `report` turns into the GPU section of docs
 the seeds' mean return over their last 100 training episodes reaches MinAtar's published DQN return
 (`maxatar_agents.published.MINATAR_DQN`). A run stopped by the cap reports its frames per second, from which
 the whole run's time is extrapolated (marked as such). `dqn` times the `minatar` preset (one update per frame)
-after its 5,000 random frames, on both implementations, and extrapolates each to 5M frames.
+after its 5,000 random frames, on both implementations, and extrapolates each to 5M frames. `report` also sets
+the runs of the GPU suite's `gymnax` stage (`agents/<algo>-gymnax-<n>seeds/`) beside the returns published for
+gymnax's setting.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import argparse
 import json
 import math
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -28,6 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from benchmarks.agents_bench import keys_for
 from benchmarks.sections import replace_section
 from maxatar_agents.configs import default_preset, make_config
 from maxatar_agents.published import GAMES, MINATAR_DQN
@@ -39,17 +43,11 @@ TRAIN_FILE, DQN_FILE, DEVICE_FILE = "train.jsonl", "dqn.jsonl", "device.json"
 GPU_START, GPU_END = "<!-- gpu:start -->", "<!-- gpu:end -->"
 
 
-def keys_for(seeds: int) -> jax.Array:
-    return jnp.stack([jax.random.PRNGKey(s) for s in range(seeds)])
-
-
 def device_description() -> dict:
     """The card, driver and library versions beside every figure."""
     info = {"jax": jax.__version__, "backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()]}
     info["device_kind"] = jax.devices()[0].device_kind
     try:
-        import subprocess
-
         line = subprocess.run(
             ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
             capture_output=True,
