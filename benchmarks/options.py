@@ -28,8 +28,9 @@ def add_envs(parser: argparse.ArgumentParser, default: Sequence[str] | None = No
 
 
 def env_ids(args: argparse.Namespace) -> list[str]:
-    """The ids `--envs` named, or every registered id."""
-    return list(args.envs or maxatar.registered_ids())
+    """The full ids `--envs` named (a default set in code, e.g. by `set_defaults`, is not parsed by argparse), or
+    every registered id."""
+    return [env_id(name) for name in args.envs or maxatar.registered_ids()]
 
 
 def add_measurement(parser: argparse.ArgumentParser, repeats: int, min_time: float | None = None) -> None:
