@@ -31,5 +31,6 @@ def test_skipped_implementations_and_the_ceilings_only_they_needed_are_not_measu
 
 def test_env_ids_are_full_ids_however_they_were_given():
     assert run.parse_args(["--quick"]).envs == ["maxatar/CartPole-v1", "maxatar/Doors-v0", "maxatar/Breakout-v0"]
-    assert run.parse_args(["--envs", "Breakout-v0", "maxatar/Doors-v0"]).envs == ["maxatar/Breakout-v0", "maxatar/Doors-v0"]
+    given = run.parse_args(["--envs", "Breakout-v0", "maxatar/Doors-v0"]).envs
+    assert given == ["maxatar/Breakout-v0", "maxatar/Doors-v0"]
     assert run.parse_args([]).envs[0] == "maxatar/CartPole-v1"
