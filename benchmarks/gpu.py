@@ -315,12 +315,12 @@ def throughput_table(rows: list[dict]) -> list[str]:
 
 
 def last_returns(run: Path) -> np.ndarray:
-    """Each seed's mean return over its last 100 training episodes at the end of a run (its metrics.csv)."""
-    import csv
+    """Each seed's mean return over its last 100 training episodes at the end of a run (its metrics.csv), read
+    as the results table reads its runs."""
+    from benchmarks.agents_bench import read_rows as read_csv
+    from benchmarks.minatar_results import curve_table
 
-    rows = list(csv.DictReader((run / "metrics.csv").open()))
-    last = max(int(r["frames"]) for r in rows)
-    return np.array([float(r["recent_return"]) for r in rows if int(r["frames"]) == last])
+    return curve_table(read_csv(run / "metrics.csv"))[1][:, -1]
 
 
 def like_for_like_table(out: Path) -> list[str]:
