@@ -247,17 +247,17 @@ def logged_rows(out: Path, measured: set[tuple[str, int]]) -> list[dict]:
     They lack compile times."""
     import re
 
-    rows = []
+    rows, seen = [], set(measured)
     for log in sorted(out.glob("log_throughput_*.txt")):
         for env, n, rest in re.findall(r"^  (\S+-v\d) N=(\d+): (.*)$", log.read_text(), re.M):
-            if (env, int(n)) in measured:
+            if (env, int(n)) in seen:
                 continue
-            measured.add((env, int(n)))
-            for impl, value in (part.rsplit(" ", 1) for part in rest.split(", ")):
-                family = (
-                    "maxatar" if impl.startswith("maxatar") else "ceiling" if impl.startswith("ceiling") else "peer"
-                )
-                ceiling = next((c.rsplit(" ", 1)[0] for c in rest.split(", ") if c.startswith("ceiling[nokeys")), "")
+            seen.add((env, int(n)))
+            parts = [part.rsplit(" ", 1) for part in rest.split(", ")]
+            # MaxAtar's uniform-call mode draws no per-environment keys: its ceiling is the keyless one.
+            ceiling = next((impl for impl, _ in parts if impl.startswith("ceiling[nokeys")), "")
+            for impl, value in parts:
+                family = next((f for f in ("maxatar", "ceiling") if impl.startswith(f)), "peer")
                 rows.append(
                     {"env": env, "n": n, "impl": impl, "family": family, "steps_per_s": value, "compile_s": "",
                      "ceiling": ceiling if family == "maxatar" else ""}
