@@ -48,7 +48,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.prng import float32_ceiling
+from maxatar.prng import float32_ceiling, float32_ceiling_of
 
 if TYPE_CHECKING:
     from maxatar.core import Environment, EnvParams, EnvState
@@ -126,20 +126,26 @@ def _check_scalar(name: str, value, kind: str, env) -> Any:
         suffix = " (0 = no limit)" if name == "max_steps" else ""
         raise InputError(f"{name} must be {_WHAT[kind]}{suffix}, got {value!r}")
     if kind == LEVEL:
-        _check_levels(name, np.asarray(value), value, env)
+        _check_levels(name, value, value, env)
     return value
 
 
-def _check_levels(name: str, array: np.ndarray, value, env) -> None:
+def _anywhere(flags) -> bool:
+    """Whether any of `flags` is set: a Python bool (an int's comparison) as it is, an array reduced by numpy,
+    whose fixed cost would otherwise be most of a scalar check."""
+    return flags if isinstance(flags, bool) else bool(np.any(flags))
+
+
+def _check_levels(name: str, levels: int | np.ndarray, value, env) -> None:
     if env is None:
-        bad = array < 0
+        bad = levels < 0
         expected = "0 or more"
     else:
-        if env.max_difficulty == 0 and np.any(array != 0):
+        if env.max_difficulty == 0 and _anywhere(levels != 0):
             raise InputError(f"{env.name} has no difficulty ramp: {name} must be 0, got {value!r}")
-        bad = (array < 0) | (array > env.max_difficulty)
+        bad = (levels < 0) | (levels > env.max_difficulty)
         expected = f"{env.name}'s difficulty levels are 0..{env.max_difficulty}"
-    if np.any(bad):
+    if _anywhere(bad):
         raise InputError(f"{name} must be an integer level ({expected}), got {value!r}")
 
 
@@ -218,9 +224,10 @@ def check_params(params: EnvParams, env: Environment | None = None, scalar: bool
     for name, kind in _kinds(type(params)).items():
         value = getattr(params, name)
         checked = check_field(name, value, kind, env, scalar)
-        if kind == PROBABILITY and not _is_traced(checked):
-            ceiling = float32_ceiling(checked)
-            checked = float(ceiling) if ceiling.ndim == 0 else jnp.asarray(ceiling)
+        if kind == PROBABILITY and isinstance(checked, float):
+            checked = float32_ceiling_of(checked)
+        elif kind == PROBABILITY and not _is_traced(checked):
+            checked = jnp.asarray(float32_ceiling(checked))
         if checked is not value:
             changes[name] = checked
     params = dataclasses.replace(params, **changes) if changes else params
@@ -231,9 +238,15 @@ def check_params(params: EnvParams, env: Environment | None = None, scalar: bool
 def check_scalar_params(params: EnvParams, env: Environment) -> EnvParams:
     """`check_params` for a front end that steps one set of params (batched fields refused). Params already
     checked (those `maxatar.make` just returned) are only looked at for batched fields."""
-    if _was_checked(params, env) and not any(np.ndim(getattr(params, name)) for name in _kinds(type(params))):
+    if _was_checked(params, env) and not any(is_batched(getattr(params, name)) for name in _kinds(type(params))):
         return params
     return check_params(params, env, scalar=True)
+
+
+def is_batched(value) -> bool:
+    """Whether a params field holds a batch (an array with an axis); a Python scalar is told by a missing
+    attribute, where `np.ndim` would cost a microsecond a field on every make."""
+    return getattr(value, "ndim", 0) > 0
 
 
 # Params objects already checked for an environment's params class and ramp: (id, class, max level) -> a weak

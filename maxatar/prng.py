@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -38,18 +40,26 @@ def threefry2x32(k0, k1, x0, x1):
     return x0, x1
 
 
+# The rounds of `threefry2x32_int` as data: per block of four rounds, its (r, 32 - r) rotations, the key words
+# injected after it and the block's counter.
+_INT_SCHEDULE = tuple(
+    (tuple((r, 32 - r) for r in _THREEFRY_ROTATIONS[block % 2]), (block + 1) % 3, (block + 2) % 3, block + 1)
+    for block in range(5)
+)
+
+
 def threefry2x32_int(k0: int, k1: int, x0: int, x1: int) -> tuple[int, int]:
     """`threefry2x32` on Python ints (32-bit words): for a handful of hashes, where numpy's fixed cost of about
     a hundred array operations per call is most of the work (a new tape's first row, `maxatar.tape`)."""
     mask = 0xFFFFFFFF
     keys = (k0, k1, k0 ^ k1 ^ 0x1BD11BDA)
     x0, x1 = (x0 + k0) & mask, (x1 + k1) & mask
-    for block in range(5):
-        for r in _THREEFRY_ROTATIONS[block % 2]:
+    for rotations, first, second, counter in _INT_SCHEDULE:
+        for left, right in rotations:
             x0 = (x0 + x1) & mask
-            x1 = (((x1 << r) | (x1 >> (32 - r))) & mask) ^ x0
-        x0 = (x0 + keys[(block + 1) % 3]) & mask
-        x1 = (x1 + keys[(block + 2) % 3] + block + 1) & mask
+            x1 = ((x1 << left) & mask | x1 >> right) ^ x0
+        x0 = (x0 + keys[first]) & mask
+        x1 = (x1 + keys[second] + counter) & mask
     return x0, x1
 
 
@@ -121,3 +131,10 @@ def float32_ceiling(p):
     # XLA on CPU flushes subnormal floats to zero: lift a positive p to the smallest normal float32, which
     # keeps the answer exact (draws are multiples of 2**-24, so none lies between p and that bound).
     return np.where(p > 0, np.maximum(ceiling, np.finfo(np.float32).tiny), ceiling).astype(np.float32)
+
+
+@functools.lru_cache(maxsize=256)
+def float32_ceiling_of(p: float) -> float:
+    """`float32_ceiling` of one Python float, as a Python float; cached, since every `maxatar.make` checks its
+    sticky probability and the numpy round trip would be a tenth of making a CartPole."""
+    return float(float32_ceiling(p))

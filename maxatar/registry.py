@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import inspect
 from typing import NamedTuple
@@ -131,7 +132,27 @@ def make(env_id: str, setting: str = "minatar", **overrides) -> tuple[Environmen
         accepted = ["setting", "full_action_space", "obs_type", "obs_scale", *sorted(param_fields), *takes]
         raise InputError(f"{env_id}: unexpected argument(s) {unknown}; it takes {', '.join(accepted)}") from None
     env = with_obs_type(env, obs_type, obs_scale)
+    return env, checked_params(env, param_overrides)
+
+
+def checked_params(env: Environment, overrides: dict) -> EnvParams:
+    """`env`'s default params with `overrides`, every field checked by its kind (`maxatar.checks`). Params are
+    immutable, so where the overrides are hashable (plain scalars, not batched arrays) they are made and checked
+    once per environment and overrides: doing it anew was a sixth of a Gymnasium make. The key holds each
+    value's type, because the checks tell apart values that compare equal (True is no probability, 1 is)."""
+    key = tuple((name, type(value), value) for name, value in sorted(overrides.items()))
+    try:
+        hash((env, key))
+    except TypeError:
+        return _checked_params(env, key)
+    return _cached_checked_params(env, key)
+
+
+def _checked_params(env: Environment, key: tuple) -> EnvParams:
     params = env.default_params()
-    if param_overrides:
-        params = dataclasses.replace(params, **param_overrides)
-    return env, check_params(params, env)  # every field by its kind (maxatar.checks)
+    if key:
+        params = dataclasses.replace(params, **{name: value for name, _, value in key})
+    return check_params(params, env)
+
+
+_cached_checked_params = functools.lru_cache(maxsize=256)(_checked_params)

@@ -14,6 +14,7 @@ than repeat call 0's row. A seed's key is built from both of its 32-bit halves (
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from functools import partial
 
@@ -50,7 +51,7 @@ def numpy_rows(raw_key: np.ndarray, start: int, shape: tuple[int, ...], count: i
     run on flat arrays (each row's key repeated for its elements): numpy is much slower broadcasting over a
     short last axis."""
     calls = ((start + np.arange(count, dtype=np.uint64)) % 2**32).astype(np.uint32)
-    size = int(np.prod(shape, dtype=np.int64))
+    size = math.prod(shape)
     with np.errstate(over="ignore"):
         k0, k1 = threefry2x32(np.uint32(raw_key[0]), np.uint32(raw_key[1]), np.zeros(count, np.uint32), calls)
         counter = np.tile(np.arange(size, dtype=np.uint32), count)
@@ -62,7 +63,7 @@ def numpy_rows(raw_key: np.ndarray, start: int, shape: tuple[int, ...], count: i
 def python_rows(raw_key: np.ndarray, start: int, shape: tuple[int, ...], count: int) -> np.ndarray:
     """`numpy_rows` with the hashes on Python ints: the same numbers, cheaper for a few hashes (a new tape's
     first row: one reset of one environment), where numpy's fixed cost per call dominates."""
-    size = int(np.prod(shape, dtype=np.int64))
+    size = math.prod(shape)
     k0, k1 = int(raw_key[0]), int(raw_key[1])
     words = []
     for call in range(start, start + count):
@@ -123,7 +124,7 @@ class Tape:
         self.position = 0
         # numpy's per-call overhead dominates small blocks, so a block holds many rows (up to 64k uniforms, few
         # enough to stay cheap in memory).
-        size = int(np.prod(self.shape, dtype=np.int64))
+        size = math.prod(self.shape)
         self._block_size = max(1, int(block)) if block is not None else max(1, min(4096, 65536 // max(1, size)))
         self._rows: Iterator = iter(())  # the rest of the current block, one row per call
         self._expected = 0  # the position whose row `_rows` yields next

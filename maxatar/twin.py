@@ -24,6 +24,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from maxatar.checks import is_batched
 from maxatar.core import Environment, EnvParams
 
 _FLOAT32 = struct.Struct("f")
@@ -81,7 +82,7 @@ class Twin:
 def load_twin(env: Environment, params: EnvParams) -> Twin | None:
     """The twin of `env` (its class attribute `twin`, "module:Class"), or None if the game has none or the
     params are not plain scalars (batched params belong to the JAX path)."""
-    if env.twin is None or any(np.ndim(leaf) for leaf in jax.tree.leaves(params)):
+    if env.twin is None or any(is_batched(leaf) for leaf in jax.tree.leaves(params)):
         return None
     module, name = env.twin.split(":")
     return getattr(importlib.import_module(module), name)(env, params)

@@ -47,6 +47,25 @@ def test_registration_without_import_and_kwargs_pass_through():
         gymnasium.make("maxatar/CartPole-v1", sticky_action_prob=2.0)
 
 
+def test_envs_of_one_id_share_nothing_mutable():
+    """`make` builds an id's params and observation space once (both are a large share of a make): what two
+    envs share must be immutable, and each space samples from its own generator."""
+    a, b = gymnasium.make("maxatar/CartPole-v1"), gymnasium.make("maxatar/CartPole-v1")
+    assert a.observation_space is not b.observation_space and a.observation_space == b.observation_space
+    a.observation_space.seed(1)
+    b.observation_space.seed(2)
+    assert not np.array_equal(a.observation_space.sample(), b.observation_space.sample())
+    with pytest.raises(ValueError, match="read-only"):
+        a.observation_space.high[0] = 1.0
+    with pytest.raises(ValueError, match="read-only"):
+        gymnasium.make("maxatar/Doors-v0").observation_space.nvec[0] = 2
+    # The cached params are keyed by each value's type: 1 is a probability, True (equal to 1) is not.
+    assert maxatar.make("Breakout-v0", sticky_action_prob=1)[1].sticky_action_prob == 1.0
+    with pytest.raises(ValueError, match="sticky_action_prob"):
+        maxatar.make("Breakout-v0", sticky_action_prob=True)
+    assert maxatar.make("Breakout-v0", sticky_action_prob=np.array([0.0, 0.5]))[1].sticky_action_prob.shape == (2,)
+
+
 def test_single_env_seeding_outputs_and_bad_actions():
     env = gymnasium.make("maxatar/CartPole-v1")
     first = [env.reset(seed=11)[0]] + [env.step(i % 2)[0] for i in range(5)]
