@@ -25,7 +25,6 @@ the script records the CPU count and load average beside the numbers.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import dataclasses
 import importlib.util
@@ -39,7 +38,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from benchmarks.machine import cpu_description, load_average
+from benchmarks import options
+from benchmarks.measure import Spread
+from benchmarks.measure import machine_now as machine  # each results row's machine (minatar_results uses it too)
 from benchmarks.sections import replace_section
 from maxatar_agents import dqn
 from maxatar_agents.configs import default_preset, make_config
@@ -59,11 +60,6 @@ DEEP_AGENTS = ["dqn", "sac", "ppo", "pqn"]
 def cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
-
-
-def machine() -> str:
-    load = load_average(", ")
-    return f"{cpu_description()}, load average {load}, jax {jax.__version__} on {jax.devices()[0].platform}"
 
 
 def keys_for(seeds: int) -> jax.Array:
@@ -240,10 +236,6 @@ def bench_target(args) -> None:
 # --- (d) the README section ---
 
 
-def median(values: list[float]) -> float:
-    return float(np.median(values)) if values else float("nan")
-
-
 def bench_report(args) -> None:
     """The agents section of the README from cartpole.csv and target.csv (the last row of each run)."""
     lines = [
@@ -296,13 +288,13 @@ def bench_report(args) -> None:
                 hits = [r for r in rows if r["reached"] == "True"]
                 minutes = [float(r["train_s"]) / 60 for r in hits]
                 frames = [int(r["frames"]) for r in hits]
-                fps = median([float(r["frames_per_s"]) for r in rows])
-                timing = f"{median(minutes):.1f}, {max(minutes):.1f}" if hits else "not reached"
+                fps = Spread.of(float(r["frames_per_s"]) for r in rows).median
+                timing = f"{Spread.of(minutes).median:.1f}, {max(minutes):.1f}" if hits else "not reached"
                 if len(hits) < len(rows):
                     best = max(float(r["last100_return"]) for r in rows if r["reached"] != "True")
                     longest = max(float(r["train_s"]) for r in rows) / 60
                     timing += f" (misses ended at {best:.1f} after {longest:.1f} min)"
-                to_target = f"{median(frames) / 1e6:.2f}M" if hits else "-"
+                to_target = f"{Spread.of(frames).median / 1e6:.2f}M" if hits else "-"
                 lines.append(
                     f"| {game.split('-')[0]} | {algo.upper()} (`{rows[0]['preset']}`) | {len(hits)}/{len(rows)} | "
                     f"{timing} | {to_target} | {fps:,.0f} | {MINATAR_DQN[game]} | {PGX_PPO[game]} |"
@@ -315,8 +307,8 @@ def bench_report(args) -> None:
         replace_section(args.readme, section, README_START, README_END)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv=None) -> None:
+    parser = options.parser(__doc__)
     sub = parser.add_subparsers(dest="part", required=True)
     a = sub.add_parser("cartpole", help="(a) the CartPole presets reach 475 on every seed")
     a.add_argument("--seeds", type=int, default=4)
@@ -337,7 +329,7 @@ def main() -> None:
     d.add_argument("--readme", type=Path, help="rewrite this file's agents section (between the markers)")
     for p in (a, c, d):
         p.add_argument("--out", type=Path, default=RESULTS, help="results directory")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     parts = {"cartpole": bench_cartpole, "throughput": bench_throughput, "target": bench_target}
     {**parts, "report": bench_report}[args.part](args)
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime
 import importlib.util
 import json
 import math
@@ -40,17 +39,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 from types import SimpleNamespace
 
 import gymnasium
 import numpy as np
 
-import maxatar
-from benchmarks import report, run
+from benchmarks import options, report, run
 from benchmarks.client_ids import FLAT_IDS, REFERENCE_IDS
-from benchmarks.machine import load_average
+from benchmarks.measure import PACKAGES, Run, Spread, call_times, command, interleaved, machine, timed
 from benchmarks.sections import replace_section
 
 REPO = Path(__file__).resolve().parents[1]
@@ -58,6 +55,8 @@ README_START, README_END = "<!-- clients:start -->", "<!-- clients:end -->"
 
 # Targets. "At least the reference's speed" everywhere a reference exists, plus:
 SINGLE_STEP_US = 20.0  # single: median env.step (reset included when an episode ends) at most 20 us
+INIT_TARGET = 1.0  # gymnasium_performance: benchmark_init at least the reference's inits/s, and
+RENDER_TARGET = 1.5  # benchmark_render at least 1.5x its renders/s (benchmark_step: at least 1x, as everywhere)
 TRAINING_TARGET = 0.95  # sb3_dqn, cleanrl_*: frames/s at least 0.95x the reference's (the issue's target)
 PPO_TARGET = 1.5  # sb3_ppo: rollout frames/s at least 1.5x DummyVecEnv's at 16 envs, and more than that at 64
 # make_vec: numpy make_vec at least 0.5x the pure jitted scan (report.GYM_TARGET, as benchmarks.run checks it)
@@ -78,15 +77,15 @@ QUICK = {
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = options.parser(__doc__)
     parser.add_argument("--only", nargs="+", metavar="NAME", help=f"clients to run, of: {' '.join(CLIENTS)}")
     parser.add_argument("--quick", action="store_true", help=f"tiny counts: {QUICK}, envs {QUICK_ENVS}")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/clients"), help="output directory")
     parser.add_argument("--readme", type=Path, help=f"rewrite this file's text between {README_START} and the end")
     parser.add_argument("--from-results", action="store_true", help="measure nothing: rebuild from --out's files")
     parser.add_argument("--cleanrl", type=Path, help="a checkout of github.com/vwxyzjn/cleanrl (for cleanrl_*)")
-    parser.add_argument("--repeats", type=int, default=3, help="interleaved measurements per side; medians quoted")
-    parser.add_argument("--envs", nargs="+", help="short ids for single, gymnasium_performance, make_vec; default all")
+    options.add_measurement(parser, repeats=3, min_time=0.3)
+    options.add_envs(parser)
     parser.add_argument("--steps", type=int, default=5000, help="single: env steps per measurement")
     parser.add_argument("--duration", type=float, default=1.0, help="gymnasium_performance: target_duration, s")
     parser.add_argument("--dqn-timesteps", type=int, default=20000, help="sb3_dqn: total_timesteps of learn()")
@@ -97,7 +96,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--ppo-steps", type=int, default=128, help="sb3_ppo: n_steps per env per rollout")
     parser.add_argument("--ppo-rollouts", type=int, default=4, help="sb3_ppo: rollouts per learn() (first = warm-up)")
     parser.add_argument("--vec-size", type=int, default=1024, help="make_vec: num_envs")
-    parser.add_argument("--min-time", type=float, default=0.3, help="make_vec: seconds per measurement")
     parser.add_argument(
         "--torch-threads", type=int, default=1, help="torch.set_num_threads here, OMP_NUM_THREADS for CleanRL"
     )
@@ -105,7 +103,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     if args.quick:  # quick values replace the defaults; flags given explicitly still win
         parser.set_defaults(**QUICK, envs=QUICK_ENVS)
         args = parser.parse_args(argv)
-    args.envs = [e.removeprefix("maxatar/") for e in (args.envs or maxatar.registered_ids())]
+    args.envs = [e.removeprefix("maxatar/") for e in options.env_ids(args)]  # single, gymnasium_performance, make_vec
     unknown = set(args.only or []) - set(CLIENTS)
     if unknown:
         parser.error(f"unknown client(s) {sorted(unknown)}; known: {' '.join(CLIENTS)}")
@@ -131,16 +129,7 @@ def result_row(client: str, env: str, side: str, impl: str, runs: list[float], *
 
 def medians(runs: list[dict], *keys: str) -> dict[str, float]:
     """The median over the repeats of each of `keys` (extra columns beside the quoted rate)."""
-    return {key: float(np.median([result[key] for result in runs])) for key in keys}
-
-
-def interleaved(repeats: int, calls: dict) -> dict:
-    """Call every `calls[key](repeat)` once per repeat, in turn (A B A B ...); returns key -> list of results."""
-    results = {key: [] for key in calls}
-    for repeat in range(repeats):
-        for key, call in calls.items():
-            results[key].append(call(repeat))
-    return results
+    return {key: Spread.of(result[key] for result in runs).median for key in keys}
 
 
 # --- Rows and table cells, shared by the clients -------------------------------------------------------------
@@ -170,9 +159,7 @@ def rate(value) -> str:
 
 
 def rate_cell(row: dict | None) -> str:
-    if row is None:
-        return "-"
-    return f"{rate(row['steps_per_s'])} ({rate(row['min_steps_per_s'])}-{rate(row['max_steps_per_s'])})"
+    return "-" if row is None else report.spread(row).format(rate)
 
 
 def fmt_x(value: float) -> str:
@@ -190,29 +177,27 @@ class SingleEnv:
     """`gymnasium.make(env_id)` with its random actions drawn in advance; `measure` times every step."""
 
     def __init__(self, env_id: str, steps: int, seed: int = 0):
-        start = time.perf_counter()
-        self.env = gymnasium.make(env_id)
-        self.env.reset(seed=seed)
-        self.actions = np.random.default_rng(seed).integers(0, self.env.action_space.n, steps).tolist()
-        self.env.step(self.actions[0])
-        self.first_step_s = time.perf_counter() - start  # make + reset + first step (MaxAtar compiles here)
-        self.step_ns: list[int] = []
-        self._run(self.actions[:50])  # warm-up
+        # make + reset + first step (MaxAtar compiles here)
+        self.env, self.first_step_s = timed(lambda: self._first_step(env_id, steps, seed))
+        self.step_s: list[float] = []
+        call_times(self._step, self.actions[:50])  # warm-up
 
-    def _run(self, actions) -> list[int]:
-        env, clock, durations = self.env, time.perf_counter_ns, []
-        for action in actions:
-            begin = clock()
-            _, _, terminated, truncated, _ = env.step(action)
-            if terminated or truncated:
-                env.reset()
-            durations.append(clock() - begin)
-        return durations
+    def _first_step(self, env_id: str, steps: int, seed: int) -> gymnasium.Env:
+        env = gymnasium.make(env_id)
+        env.reset(seed=seed)
+        self.actions = np.random.default_rng(seed).integers(0, env.action_space.n, steps).tolist()
+        env.step(self.actions[0])
+        return env
+
+    def _step(self, action: int) -> None:
+        _, _, terminated, truncated, _ = self.env.step(action)
+        if terminated or truncated:
+            self.env.reset()
 
     def measure(self, _repeat) -> float:
-        start = time.perf_counter()
-        self.step_ns += self._run(self.actions)
-        return len(self.actions) / (time.perf_counter() - start)
+        step_s, seconds = timed(lambda: call_times(self._step, self.actions))
+        self.step_s += step_s
+        return len(self.actions) / seconds
 
 
 def measure_single(args, notes: list[str]) -> list[dict]:
@@ -226,7 +211,7 @@ def measure_single(args, notes: list[str]) -> list[dict]:
                 notes.append(f"single {short} {side}: {type(error).__name__}: {error}")
         runs = interleaved(args.repeats, {key: env.measure for key, env in envs.items()})
         for (side, env_id), env in envs.items():
-            median_us = float(np.median(env.step_ns)) / 1e3
+            median_us = Spread.of(env.step_s).median * 1e6
             row = result_row("single", short, side, env_id, runs[(side, env_id)], median_step_us=median_us)
             row.update(mean_step_us=1e6 / row["steps_per_s"], first_step_s=env.first_step_s)
             rows.append(row)
@@ -264,6 +249,7 @@ def table_single(rows: list[dict]) -> tuple[str, list[str]]:
 # --- 2. gymnasium_performance: Gymnasium's own benchmark functions ------------------------------------------
 
 PERF_FUNCTIONS = {"benchmark_step": "steps/s", "benchmark_init": "inits/s", "benchmark_render": "renders/s"}
+PERF_TARGETS = {"benchmark_step": 1.0, "benchmark_init": INIT_TARGET, "benchmark_render": RENDER_TARGET}
 
 
 def performance_calls(env_id: str, duration: float) -> tuple[dict[str, Callable[[int], float]], list[str]]:
@@ -321,12 +307,12 @@ def table_gymnasium_performance(rows: list[dict]) -> tuple[str, list[str]]:
         if ours is None:
             continue
         ratio = ratio_of(ours, ref)
-        target = "- (information)"
-        if function == "benchmark_step" and ref is not None:
-            target, failed = verdicts([(">= 1x reference", ratio >= 1.0)])
-            missed += [f"gymnasium_performance {env} benchmark_step: {c} ({fmt_x(ratio)})" for c in failed]
-        elif ref is None:
+        if ref is None:
             target = "- (no reference)"
+        else:
+            at_least = PERF_TARGETS.get(function, 1.0)
+            target, failed = verdicts([(f">= {at_least:g}x reference", ratio >= at_least)])
+            missed += [f"gymnasium_performance {env} {function}: {c} ({fmt_x(ratio)})" for c in failed]
         unit = PERF_FUNCTIONS.get(function, "")
         lines.append(
             f"| {env} | {function} ({unit}) | {rate_cell(ours)} | {rate_cell(ref)} | {fmt_x(ratio)} | {target} |"
@@ -347,9 +333,7 @@ def measure_sb3_dqn(args, notes: list[str]) -> list[dict]:
         def call(seed: int) -> float:
             env = gymnasium.make(env_id)
             model = DQN("MlpPolicy", env, seed=seed)
-            start = time.perf_counter()
-            model.learn(total_timesteps=args.dqn_timesteps)
-            elapsed = time.perf_counter() - start
+            _, elapsed = timed(lambda: model.learn(total_timesteps=args.dqn_timesteps))
             env.close()
             return args.dqn_timesteps / elapsed
 
@@ -410,9 +394,9 @@ def run_cleanrl(script: Path, env_id: str, args, seed: int) -> dict:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
     env["OMP_NUM_THREADS"] = str(args.torch_threads)  # torch's intra-op threads; the script is not edited
     with tempfile.TemporaryDirectory(prefix="cleanrl-") as cwd:
-        start = time.perf_counter()
-        done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=3600)
-        wall_s = time.perf_counter() - start
+        done, wall_s = timed(
+            lambda: subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=3600)
+        )
     sps = [int(value) for value in re.findall(r"^SPS: (\d+)\s*$", done.stdout, re.MULTILINE)]
     if done.returncode or not sps:
         tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-5:])
@@ -478,12 +462,13 @@ def measure_sb3_ppo(args, notes: list[str]) -> list[dict]:
             return self.venv.reset()
 
         def step_wait(self):
-            start = time.perf_counter()
-            out = self.venv.step_wait()
-            self.seconds += time.perf_counter() - start
+            out, seconds = timed(self.venv.step_wait)
+            self.seconds += seconds
             return out
 
     class RolloutTimer(BaseCallback):
+        """Seconds of each rollout: SB3 calls into it at the start and at the end, so it keeps its own clock."""
+
         def __init__(self, steps: StepTimer):
             super().__init__()
             self.steps = steps
@@ -511,9 +496,7 @@ def measure_sb3_ppo(args, notes: list[str]) -> list[dict]:
             n = args.ppo_steps
             model = PPO("MlpPolicy", venv, n_steps=n, batch_size=max(1, k * n // 4), n_epochs=1, seed=seed)
             timer = RolloutTimer(venv)
-            start = time.perf_counter()
-            model.learn(total_timesteps=k * n * args.ppo_rollouts, callback=timer)
-            learn_s = time.perf_counter() - start
+            _, learn_s = timed(lambda: model.learn(total_timesteps=k * n * args.ppo_rollouts, callback=timer))
             venv.close()
             steady = slice(1, None) if len(timer.durations) > 1 else slice(None)
             frames = k * n * len(timer.durations[steady])
@@ -685,15 +668,8 @@ CLIENTS = {
 
 # --- Machine, files, README --------------------------------------------------------------------------------
 
-
-def versions() -> str:
-    found = []
-    for package in ("torch", "stable_baselines3", "tyro", "tensorboard", "flax", "optax"):
-        try:
-            found.append(f"{package} {metadata.version(package)}")
-        except metadata.PackageNotFoundError:
-            found.append(f"{package} not installed")
-    return ", ".join(found)
+# The software of the clients, named in their run lines beside benchmarks.measure.PACKAGES.
+CLIENT_PACKAGES = ("torch", "stable_baselines3", "tyro", "tensorboard", "flax", "optax")
 
 
 def cleanrl_commit(path: Path | None) -> str:
@@ -715,10 +691,6 @@ def set_torch_threads(count: int) -> str:
     )
 
 
-def load_now() -> str:
-    return load_average()
-
-
 def load_meta(out: Path) -> dict:
     path = out / "meta.json"
     return json.loads(path.read_text()) if path.exists() else {"clients": {}}
@@ -738,15 +710,10 @@ def client_markdown(name: str, rows: list[dict], meta: dict, readme: bool = Fals
     client = CLIENTS[name]
     table, missed = client.table(rows) if rows else ("No results.", [])
     title = f"**`{name}`**: {client.title}." if readme else f"## {name}\n\n{client.title}."
-    run_line = (
-        f"Run: `{meta['command']}` on {meta['machine']}; {meta['torch']}; started {meta['started']}, took "
-        f"{meta['minutes'] * 60:.0f} s, {meta['repeats']} "
-        f"interleaved repeats (medians; min-max over the repeats); load average (1/5/15 min) at start "
-        f"{meta['load_start']}, at end {meta['load_end']}"
-    )
+    setup = [meta["torch"]]
     if name.startswith("cleanrl"):
-        run_line += f"; {meta.get('cleanrl', 'CleanRL commit not recorded')}"
-    parts = [title, run_line + ".", table]
+        setup.append(meta.get("cleanrl", "CleanRL commit not recorded"))
+    parts = [title, Run.from_record(meta).line(*setup), table]
     if meta.get("notes"):
         parts.append("Skipped or failed:\n\n" + "\n".join(f"- {note}" for note in meta["notes"]))
     if later := meta.get("skipped_since"):
@@ -804,13 +771,12 @@ def main(argv=None) -> None:
         return
     args.out.mkdir(parents=True, exist_ok=True)
     torch_note = set_torch_threads(args.torch_threads)
-    command = "python -m benchmarks.clients " + " ".join(sys.argv[1:] if argv is None else argv)
-    machine = f"{run.machine_note().rsplit('; load average', 1)[0]}; {versions()}"
+    where = machine(PACKAGES, CLIENT_PACKAGES)
     cleanrl = cleanrl_commit(args.cleanrl)
-    log(f"{machine}; {cleanrl}\n{torch_note}\nload average {load_now()}")
+    log(f"{where}; {cleanrl}\n{torch_note}")
     for name in args.only or CLIENTS:
-        started, load_start, clock = datetime.datetime.now().isoformat(timespec="seconds"), load_now(), time.time()
-        log(f"{name} (load {load_start}):")
+        run = Run(command(__spec__.name, argv), args.repeats, where)
+        log(f"{name} (load {run.load_start}):")
         notes: list[str] = []
         try:
             rows = CLIENTS[name].measure(args, notes)
@@ -822,21 +788,15 @@ def main(argv=None) -> None:
         if not rows and load_rows(args.out, name):  # a missing dependency must not erase what was measured
             log(f"  {name}: nothing measured; its previous results in {args.out} are kept")
             meta = load_meta(args.out)  # ... but the tables say that a later attempt measured nothing, and why
-            meta["clients"][name]["skipped_since"] = {"command": command, "started": started, "notes": notes}
+            meta["clients"][name]["skipped_since"] = {"command": run.command, "started": run.started, "notes": notes}
             save_meta(args.out, meta)
             continue
         report.write_csv(args.out / f"{name}.csv", rows, CLIENTS[name].columns)
         meta = load_meta(args.out)
         meta["clients"][name] = {
-            "command": command,
-            "started": started,
-            "minutes": (time.time() - clock) / 60,
-            "machine": machine,
+            **run.finish().record(),
             "torch": torch_note,
             "cleanrl": cleanrl,
-            "load_start": load_start,
-            "load_end": load_now(),
-            "repeats": args.repeats,
             "settings": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
             "notes": notes,
         }

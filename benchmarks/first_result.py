@@ -7,21 +7,21 @@ persistent compilation cache, then with it on an empty cache directory, then aga
     python -m benchmarks.first_result --repeats 3 --out benchmarks/results/first_result.md
 
 Every case runs in its own process, the three cache states one after the other in each repeat, so load from
-other jobs hits them alike; the table quotes medians (seconds).
+other jobs hits them alike; the table quotes medians with their range (seconds). The clock is the wall clock,
+read before the process starts and inside it.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.machine import cpu_description, load_average
+from benchmarks import options
+from benchmarks.measure import Run, Spread, command, interleaved, publish
 
 # The default command of each agent (`python -m maxatar_agents.<agent> --env ...`): CartPole with its preset,
 # Doors for the tabular agents.
@@ -75,35 +75,44 @@ def run_once(script: str, args: list[str], cache: str) -> tuple[float, float]:
     return float(lines[0].split()[1]), total
 
 
-def measure(name: str, script: str, args: list[str], repeats: int, scratch: Path) -> dict[str, tuple[float, float]]:
-    """Median (first result, whole process) seconds of `repeats` runs in each cache state."""
-    times: dict[str, list[tuple[float, float]]] = {state: [] for state in CACHE_STATES}
-    for repeat in range(repeats):
-        cache = scratch / f"{name}-{repeat}"
-        for state in CACHE_STATES:
+def measure(name: str, script: str, args: list[str], repeats: int, scratch: Path) -> dict[str, tuple[Spread, Spread]]:
+    """(first result, whole process) seconds of `repeats` runs in each cache state: one cache directory per
+    repeat, empty for the state after "off" and filled by it for the next."""
+
+    def call(state: str):
+        def once(repeat: int) -> tuple[float, float]:
+            cache = "off" if state == "off" else str(scratch / f"{name}-{repeat}")
             out = scratch / f"{name}-{repeat}-{state.replace(' ', '-')}"
             extra = ["--out", str(out), "--no-progress"] if script is AGENT_SCRIPT else []
-            times[state].append(run_once(script, [*args, *extra], "off" if state == "off" else str(cache)))
-    return {s: (statistics.median(t[0] for t in v), statistics.median(t[1] for t in v)) for s, v in times.items()}
+            return run_once(script, [*args, *extra], cache)
+
+        return once
+
+    times = interleaved(repeats, {state: call(state) for state in CACHE_STATES})
+    return {s: (Spread.of(t[0] for t in v), Spread.of(t[1] for t in v)) for s, v in times.items()}
 
 
-def table(results: dict[str, dict[str, tuple[float, float]]]) -> str:
+def table(results: dict[str, dict[str, tuple[Spread, Spread]]]) -> str:
     """Markdown: per case, seconds to the first result (and for the whole process) in each cache state."""
     head = "| command | " + " | ".join(CACHE_STATES) + " | speed-up (filled vs off) |"
     lines = [head, "|" + "---|" * (len(CACHE_STATES) + 2)]
     for name, by_state in results.items():
-        cells = [f"{first:.1f} s ({total:.1f} s)" for first, total in (by_state[s] for s in CACHE_STATES)]
-        speedup = by_state["off"][0] / by_state["filled cache"][0]
+        cells = [
+            f"{first.format('{:.1f}')} s; process {total.median:.1f} s"
+            for first, total in (by_state[s] for s in CACHE_STATES)
+        ]
+        speedup = by_state["off"][0].median / by_state["filled cache"][0].median
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {speedup:.1f}x |")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=3, help="runs of each case in each cache state (median)")
+    parser = options.parser(__doc__)
+    options.add_measurement(parser, repeats=3)
     parser.add_argument("--cases", nargs="+", default=[*AGENT_CASES, "make_vec"], help="agents and/or make_vec")
-    parser.add_argument("--out", type=Path, help="also write the table (Markdown) here")
+    options.add_out(parser)
     args = parser.parse_args(argv)
+    run = Run(command(__spec__.name, argv), args.repeats)
     results = {}
     with tempfile.TemporaryDirectory() as scratch:
         for case in args.cases:
@@ -113,14 +122,12 @@ def main(argv: list[str] | None = None) -> None:
             else:
                 label = f"python -m maxatar_agents.{case} {' '.join(AGENT_CASES[case])}: first interval"
                 results[label] = measure(case, AGENT_SCRIPT, [case, *AGENT_CASES[case]], args.repeats, Path(scratch))
-            print(f"{case}: {results[label]}", file=sys.stderr, flush=True)
-    text = (
-        f"Seconds from process start to the first result (whole process in brackets), median of {args.repeats}; "
-        f"{cpu_description()}, load average {load_average()} at the end.\n\n{table(results)}\n"
+            print(f"measured {case}", file=sys.stderr, flush=True)
+    about = (
+        "Seconds from process start to the first result, median (min-max) over the repeats, and the median for the "
+        "whole process."
     )
-    print(text)
-    if args.out:
-        args.out.write_text(text)
+    publish(run, [about, table(results)], args.out)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,14 @@
 """PureJaxRL-style rollout throughput: `maxatar.gymnax` against gymnax itself, same code, same run.
 
     python -m benchmarks.gymnax_facade                          # N=1024, 128 steps per call, median of 5
-    python -m benchmarks.gymnax_facade --n 64 --steps 16 --repeats 3 --envs Breakout-MinAtar CartPole-v1
+    python -m benchmarks.gymnax_facade --n 64 --steps 16 --repeats 3 --envs Breakout-MinAtar CartPole-v1 --out /tmp/g.md
 
 Both libraries go through one rollout function, written as PureJaxRL writes it: `jax.vmap(env.reset)`, then a
 `lax.scan` whose body draws actions with `jax.vmap(env.action_space(params).sample)` over per-environment keys and
 calls `jax.vmap(env.step)` (which auto-resets), with `env_params` closed over as PureJaxRL's `make_train` does.
-Only the `make` differs. Each repeat times `--calls` compiled calls of `--steps` steps of `--n` environments; the
-two libraries' repeats are interleaved, so load from other jobs hits both alike; the table shows the median.
+Only the `make` differs. Each repeat calls the compiled rollout of `--steps` steps of `--n` environments until
+`--min-time` seconds have passed; the two libraries' repeats are interleaved, so load from other jobs hits both
+alike; the table shows the medians with their range.
 
 `--setting gymnax` (default) compares like with like: MaxAtar is made with gymnax's defaults
 (`maxatar.gymnax.GYMNAX_SETTINGS`: minimal action set, no sticky actions, gymnax's time limits). `--setting
@@ -19,17 +20,13 @@ five; the rollout reads the first three, which both agree on.
 
 from __future__ import annotations
 
-import argparse
-import os
-import platform
-import statistics
-import time
-from importlib import metadata
+import sys
 
 import jax
 import jax.numpy as jnp
 
-from benchmarks.machine import load_average
+from benchmarks import options
+from benchmarks.measure import Run, Spread, command, interleaved, publish, rate_for, timed
 from maxatar import gymnax as facade
 
 ENV_IDS = list(facade.GYMNAX_IDS)  # the five MinAtar games and CartPole-v1, by gymnax's names
@@ -64,23 +61,16 @@ class Runner:
         key, reset_key = jax.random.split(jax.random.key(seed))
         obs, state = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))(jax.random.split(reset_key, n), params)
         carry = (key, (obs, state, jnp.float32(0.0)))
-        start = time.perf_counter()
-        self.rollout = jax.jit(make_rollout(env, params, n, steps), donate_argnums=0).lower(carry).compile()
-        self.compile_s = time.perf_counter() - start
+        rollout = jax.jit(make_rollout(env, params, n, steps), donate_argnums=0)
+        self.rollout, self.compile_s = timed(lambda: rollout.lower(carry).compile())
         self.carry = jax.block_until_ready(self.rollout(carry))
-        self.rates: list[float] = []
 
-    def measure(self, calls: int) -> None:
-        """Time `calls` compiled calls back to back and record their steps/s (one repeat)."""
-        start = time.perf_counter()
-        for _ in range(calls):
-            self.carry = jax.block_until_ready(self.rollout(self.carry))
-        self.rates.append(calls * self.work / (time.perf_counter() - start))
+    def _call(self) -> None:
+        self.carry = jax.block_until_ready(self.rollout(self.carry))
 
-    @property
-    def median(self) -> float:
-        """The median over repeats: robust to the other jobs on a shared machine."""
-        return statistics.median(self.rates)
+    def measure(self, min_time: float) -> float:
+        """Steps/s over compiled calls until `min_time` seconds have passed (one repeat)."""
+        return self.work * rate_for(self._call, min_time)
 
 
 def make_pair(env_id: str, setting: str, gymnax_module):
@@ -103,54 +93,50 @@ def rate(x: float) -> str:
 
 def main(argv=None) -> None:
     """Parse the flags, build both libraries per id, time them interleaved and print the markdown table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = options.parser(__doc__)
     parser.add_argument("--envs", nargs="+", default=ENV_IDS, help="gymnax ids (default: the five games, CartPole)")
     parser.add_argument("--n", type=int, default=1024, help="environments (vmapped)")
     parser.add_argument("--steps", type=int, default=128, help="scan steps per compiled call")
-    parser.add_argument("--calls", type=int, default=1, help="compiled calls per timed repeat")
-    parser.add_argument("--repeats", type=int, default=5, help="timed repeats per library (median reported)")
+    options.add_measurement(parser, repeats=5, min_time=0.3)
     parser.add_argument("--setting", choices=["gymnax", "minatar"], default="gymnax")
+    options.add_out(parser)
     args = parser.parse_args(argv)
 
     try:
         import gymnax as gymnax_module
-
-        gymnax_note = f"gymnax {metadata.version('gymnax')}"
     except ImportError:
-        gymnax_module, gymnax_note = None, "gymnax not installed"
-    print(gymnax_note)
-    load = load_average()
-    print(
-        f"N={args.n}, {args.steps} steps per call, {args.calls} call(s) per repeat, median of {args.repeats}; "
-        f"setting {args.setting}; jax {jax.__version__} on {jax.default_backend()} "
-        f"({platform.processor() or platform.machine()}, {os.cpu_count()} CPUs); load average {load}"
-    )
-    print()
-    print("| env | maxatar.gymnax steps/s | gymnax steps/s | ratio | compile s (maxatar / gymnax) |")
-    print("|---|---|---|---|---|")
+        gymnax_module = None
+    run = Run(command(__spec__.name, argv), args.repeats)  # its line names gymnax's version
+    lines = [
+        "| env | maxatar.gymnax steps/s, median (min-max) | gymnax steps/s, median (min-max) | ratio of the medians | "
+        "compile s (maxatar / gymnax) |",
+        "|---|---|---|---|---|",
+    ]
     for env_id in args.envs:
         (env, params), theirs = make_pair(env_id, args.setting, gymnax_module)
-        ours = Runner(env, params, args.n, args.steps)
-        other, reason = None, gymnax_note
+        runners = {"ours": Runner(env, params, args.n, args.steps)}
+        reason = "gymnax not installed"
         if theirs is not None:
             try:
-                other = Runner(*theirs, args.n, args.steps)
+                runners["gymnax"] = Runner(*theirs, args.n, args.steps)
             except Exception as error:  # a peer's failure is a table cell, not a crash
                 reason = f"gymnax failed: {type(error).__name__}: {str(error).splitlines()[0][:80]}"
-        for _ in range(args.repeats):
-            ours.measure(args.calls)
-            if other is not None:
-                other.measure(args.calls)
-        if other is None:
-            row = [rate(ours.median), reason, "-", f"{ours.compile_s:.2f} / -"]
+        runs = interleaved(args.repeats, {k: lambda _, r=r: r.measure(args.min_time) for k, r in runners.items()})
+        ours = Spread.of(runs["ours"])
+        if "gymnax" not in runners:
+            row = [ours.format(rate), reason, "-", f"{runners['ours'].compile_s:.2f} / -"]
         else:
+            other = Spread.of(runs["gymnax"])
             row = [
-                rate(ours.median),
-                rate(other.median),
+                ours.format(rate),
+                other.format(rate),
                 f"{ours.median / other.median:.2f}x",
-                f"{ours.compile_s:.2f} / {other.compile_s:.2f}",
+                f"{runners['ours'].compile_s:.2f} / {runners['gymnax'].compile_s:.2f}",
             ]
-        print(f"| {env_id} | " + " | ".join(row) + " |", flush=True)
+        lines.append(f"| {env_id} | " + " | ".join(row) + " |")
+        print(f"measured {env_id}", file=sys.stderr, flush=True)
+    setting = f"N={args.n}, {args.steps} steps per call, {args.min_time} s per measurement; setting {args.setting}."
+    publish(run, [setting, "\n".join(lines)], args.out)
 
 
 if __name__ == "__main__":

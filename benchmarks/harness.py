@@ -8,13 +8,12 @@ calls the compiled rollout until `min_time` seconds have passed and returns step
 
 from __future__ import annotations
 
-import time
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from benchmarks.impls import JaxImpl, LoopImpl
+from benchmarks.measure import interleaved, rate_for, timed
 
 
 def make_rollout(impl: JaxImpl, n: int, steps: int):
@@ -49,23 +48,23 @@ class JaxRunner:
         state, obs = jax.jit(impl.reset, static_argnums=1)(key, n, impl.params)
         carry = (key, state, obs, jnp.float32(0.0))
         rollout = make_rollout(impl, n, steps)
-        start = time.perf_counter()
         if traced_params:
-            compiled = jax.jit(rollout, donate_argnums=0).lower(carry, impl.params).compile()
+            compiled, self.compile_s = timed(
+                lambda: jax.jit(rollout, donate_argnums=0).lower(carry, impl.params).compile()
+            )
             self.rollout = lambda carry: compiled(carry, impl.params)
         else:
-            self.rollout = jax.jit(lambda carry: rollout(carry, impl.params), donate_argnums=0).lower(carry).compile()
-        self.compile_s = time.perf_counter() - start
+            self.rollout, self.compile_s = timed(
+                lambda: jax.jit(lambda carry: rollout(carry, impl.params), donate_argnums=0).lower(carry).compile()
+            )
         self.carry = jax.block_until_ready(self.rollout(carry))  # warm-up: first run, page faults, caches
 
+    def _call(self) -> None:
+        self.carry = jax.block_until_ready(self.rollout(self.carry))
+
     def measure(self, min_time: float) -> float:
-        calls, start = 0, time.perf_counter()
-        while True:
-            self.carry = jax.block_until_ready(self.rollout(self.carry))
-            calls += 1
-            elapsed = time.perf_counter() - start
-            if elapsed >= min_time:
-                return calls * self.steps * self.n / elapsed
+        """Environment steps per second over compiled calls until `min_time` seconds have passed."""
+        return self.steps * self.n * rate_for(self._call, min_time)
 
     def close(self):
         self.carry = self.rollout = None
@@ -84,15 +83,12 @@ class LoopRunner:
         self.row = 0
         self.step(self.actions[0])  # warm-up
 
+    def _step(self) -> None:
+        self.row = (self.row + 1) % len(self.actions)
+        self.step(self.actions[self.row])
+
     def measure(self, min_time: float) -> float:
-        steps, start = 0, time.perf_counter()
-        while True:
-            self.row = (self.row + 1) % len(self.actions)
-            self.step(self.actions[self.row])
-            steps += 1
-            elapsed = time.perf_counter() - start
-            if elapsed >= min_time:
-                return steps * self.n / elapsed
+        return self.n * rate_for(self._step, min_time)
 
     def close(self):
         self.step = None
@@ -111,9 +107,7 @@ class PythonStepRunner:
         rows = max(1, 65536 // n)
         self.actions = np.random.default_rng(seed).integers(0, num_actions, (rows, n)).astype(np.int32)
         self.row = 0
-        start = time.perf_counter()
-        self._step()  # the first step compiles
-        self.compile_s = time.perf_counter() - start
+        _, self.compile_s = timed(self._step)  # the first step compiles
 
     def _step(self):
         self.row = (self.row + 1) % len(self.actions)
@@ -123,15 +117,14 @@ class PythonStepRunner:
         return out
 
     def measure(self, min_time: float) -> float:
-        steps, start = 0, time.perf_counter()
-        while True:
-            out = self._step()
-            steps += 1
-            elapsed = time.perf_counter() - start
-            if elapsed >= min_time:
-                jax.block_until_ready(out[:4])
-                elapsed = time.perf_counter() - start
-                return steps * self.n / elapsed
+        return self.n * rate_for(self._step, min_time, wait=lambda out: jax.block_until_ready(out[:4]))
 
     def close(self):
         self.env.close()
+
+
+def rates(runners: dict, repeats: int, min_time: float) -> dict[object, list[float]]:
+    """key -> steps/s of each repeat of `runners[key]`, the runners measured in turn (A B A B ...)."""
+    return interleaved(
+        repeats, {key: lambda _, runner=runner: runner.measure(min_time) for key, runner in runners.items()}
+    )

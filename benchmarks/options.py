@@ -1,13 +1,20 @@
-"""The command-line options the benchmarks share, so that one flag means one thing in every script: `--envs`
-(MaxAtar ids, the `maxatar/` prefix optional), `--repeats` (interleaved measurements; tables quote medians) and
-`--min-time` (seconds per measurement)."""
+"""The command line the benchmarks share, so that every script is called the same way and one flag means one thing
+in all of them: `--envs` (MaxAtar ids, the `maxatar/` prefix optional), `--repeats` (interleaved measurements;
+tables quote medians), `--min-time` (seconds per measurement) and `--out` (where the results go)."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from pathlib import Path
 
 import maxatar
+
+
+def parser(doc: str) -> argparse.ArgumentParser:
+    """A benchmark's parser, with its module docstring (commands, what is measured) as the help, laid out as
+    written."""
+    return argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def env_id(name: str) -> str:
@@ -38,3 +45,8 @@ def add_measurement(parser: argparse.ArgumentParser, repeats: int, min_time: flo
     parser.add_argument("--repeats", type=int, default=repeats, help="measurements per case; medians reported")
     if min_time is not None:
         parser.add_argument("--min-time", type=float, default=min_time, help="seconds per measurement")
+
+
+def add_out(parser: argparse.ArgumentParser) -> None:
+    """--out FILE, for a script that prints one Markdown text (the run line, then its tables)."""
+    parser.add_argument("--out", type=Path, help="also write the printed text (Markdown: the run line, the tables)")

@@ -1,6 +1,7 @@
 """Where a MaxAtar environment's step time goes: per-phase timings through the benchmark harness.
 
     python -m benchmarks.profile_envs --envs Breakout-v0 Freeway-v0 --n 4096 --repeats 5
+    python -m benchmarks.profile_envs --envs Seaquest-v0 --trace /tmp/trace --hlo /tmp/hlo --out /tmp/profile.md
 
 Each phase is the same jitted scan as `benchmarks.run`, with part of the work taken away, so differences
 between phases are the cost of that part (medians of interleaved repeats, in ns per environment step):
@@ -24,10 +25,9 @@ gather, scatter, while, custom-call, fusion) so that a costly construct can be t
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import re
-import statistics
+import sys
 from pathlib import Path
 
 import jax
@@ -35,8 +35,9 @@ import jax.numpy as jnp
 
 import maxatar
 from benchmarks import options
-from benchmarks.harness import JaxRunner, make_rollout
+from benchmarks.harness import JaxRunner, make_rollout, rates
 from benchmarks.impls import JaxImpl, ceiling_impl, short_id
+from benchmarks.measure import Run, Spread, command, publish
 from maxatar.episode import AutoReset
 from maxatar.prng import uniform
 
@@ -174,7 +175,7 @@ def trace_top_ops(runner: JaxRunner, out: Path, calls: int = 5, top: int = 12) -
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = options.parser(__doc__)
     options.add_envs(parser, default=["CartPole-v1", "Doors-v0", "Breakout-v0"])
     parser.add_argument("--n", type=int, default=4096)
     parser.add_argument("--steps", type=int, default=64)
@@ -182,33 +183,45 @@ def main(argv=None) -> None:
     parser.add_argument("--traced-params", action="store_true", help="params as a jit argument, not constants")
     parser.add_argument("--hlo", type=Path, help="write optimized HLO of the full step here and count ops")
     parser.add_argument("--trace", type=Path, help="write a jax.profiler trace of the full step; print its top ops")
+    options.add_out(parser)
     args = parser.parse_args(argv)
 
+    run = Run(command(__spec__.name, argv), args.repeats)
+    parts = []
     for env_id in args.envs:
         try:
             impls = phase_impls(env_id)
         except Exception as error:  # noqa: BLE001
-            print(f"{env_id}: skipped ({type(error).__name__}: {error})")
+            parts.append(f"{env_id}: skipped ({type(error).__name__}: {error})")
             continue
-        runners = [JaxRunner(impl, args.n, args.steps, args.traced_params) for impl in impls]
-        runs = {impl.name: [] for impl in impls}
-        for _ in range(args.repeats):
-            for runner in runners:
-                runs[runner.impl.name].append(1e9 / runner.measure(args.min_time))
-        print(f"\n{short_id(env_id)} at N={args.n} (ns per environment step, median of {args.repeats}; min-max)")
-        for name, values in runs.items():
-            print(f"  {name:10s} {statistics.median(values):8.1f}   ({min(values):.1f}-{max(values):.1f})")
+        runners = {impl.name: JaxRunner(impl, args.n, args.steps, args.traced_params) for impl in impls}
+        runs = rates(runners, args.repeats, args.min_time)
+        lines = [
+            f"## {short_id(env_id)} at N={args.n}\n",
+            "| phase | ns per environment step, median (min-max) |",
+            "|---|---|",
+        ]
+        lines += [
+            f"| {name} | {Spread.of(1e9 / r for r in values).format('{:.1f}')} |" for name, values in runs.items()
+        ]
         if args.trace:
             out = args.trace / short_id(env_id)
-            print(f"  costliest events of the full step's rollout (share of traced self time, count; trace in {out}):")
-            for name, share, count in trace_top_ops(runners[0], out):
-                print(f"    {share:6.1%}  {count:6d}  {name[:100]}")
-        for runner in runners:
+            lines.append(
+                f"\nCostliest events of the full step's rollout (share of traced self time, count; trace in {out}):\n"
+            )
+            lines += [
+                f"- {share:6.1%}  {count:6d}  {name[:100]}"
+                for name, share, count in trace_top_ops(runners["full"], out)
+            ]
+        for runner in runners.values():
             runner.close()
         if args.hlo:
             args.hlo.mkdir(parents=True, exist_ok=True)
             counts = dump_hlo(impls[0], args.n, args.steps, args.hlo, short_id(env_id))
-            print("  optimized HLO of the full rollout: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+            lines.append("\nOptimized HLO of the full rollout: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        parts.append("\n".join(lines))
+        print(f"measured {short_id(env_id)}", file=sys.stderr, flush=True)
+    publish(run, parts, args.out)
 
 
 if __name__ == "__main__":

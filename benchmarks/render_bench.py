@@ -1,21 +1,24 @@
 """Rendering throughput: a rollout rendered to frames inside one jitted scan, then written as a GIF.
 
-For each environment: the first call's time (trace + compile + run), the best warm time of a `--steps`-frame
-rollout with frames (random policy, score/step overlay on), frames per second, and the time and size of
-writing those frames as a GIF with imageio. Usage: python benchmarks/render_bench.py [--steps 1000]
+    python -m benchmarks.render_bench                                   # seven ids, 1000 frames, 3 repeats
+    python -m benchmarks.render_bench --envs Breakout-v0 --steps 200 --repeats 5 --out /tmp/render.md
+
+For each environment: the first call's time (trace + compile + run), the time of a warm `--steps`-frame rollout
+with frames (random policy, score/step overlay on) and its frames per second, medians with their range over
+`--repeats` runs interleaved across the environments, and the time and size of writing those frames as a GIF
+with imageio.
 """
 
 from __future__ import annotations
 
-import argparse
 import tempfile
-import time
 from pathlib import Path
 
 import jax
 
 import maxatar
 from benchmarks import options
+from benchmarks.measure import Run, Spread, command, interleaved, publish, timed
 from renderers.gif import write_gif
 from renderers.rollout import random_policy, render_rollout
 
@@ -30,58 +33,62 @@ DEFAULT_IDS = (
 )
 
 
-def timed(fn):
-    start = time.perf_counter()
-    result = jax.block_until_ready(fn())
-    return result, time.perf_counter() - start
-
-
-def bench(env_id: str, steps: int, repeats: int, directory: Path) -> dict:
+def renderer(env_id: str, steps: int):
+    """`render(seed) -> frames`: one rollout of `steps` rendered frames, waited for."""
     env, params = maxatar.make(env_id)
     policy = random_policy(env)
-    _, first = timed(lambda: render_rollout(env, params, policy, jax.random.key(0), steps))
-    warm = []
-    for seed in range(1, repeats + 1):
-        (frames, _), seconds = timed(lambda seed=seed: render_rollout(env, params, policy, jax.random.key(seed), steps))
-        warm.append(seconds)
-    frames = jax.device_get(frames)
-    path = directory / f"{env_id.split('/')[-1]}.gif"
-    start = time.perf_counter()
-    write_gif(path, frames)
-    gif_seconds = time.perf_counter() - start
-    return {
-        "env": env_id,
-        "frame": f"{frames.shape[2]}x{frames.shape[1]}",
-        "first call s": f"{first:.2f}",
-        "render ms": f"{1000 * min(warm):.1f}",
-        "frames/s": f"{steps / min(warm):,.0f}",
-        "gif write s": f"{gif_seconds:.2f}",
-        "gif KiB": f"{path.stat().st_size / 1024:.0f}",
-    }
+    return lambda seed: jax.block_until_ready(render_rollout(env, params, policy, jax.random.key(seed), steps)[0])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--steps", type=int, default=1000, help="frames per rollout")
-    parser.add_argument("--repeats", type=int, default=3, help="warm runs; the best is reported")
+def gif(frames, path: Path) -> tuple[float, float]:
+    """(seconds, KiB) of writing `frames` as a GIF at `path`."""
+    _, seconds = timed(lambda: write_gif(path, frames))
+    return seconds, path.stat().st_size / 1024
+
+
+def main(argv=None) -> None:
+    parser = options.parser(__doc__)
     options.add_envs(parser, default=DEFAULT_IDS)
-    args = parser.parse_args()
+    parser.add_argument("--steps", type=int, default=1000, help="frames per rollout")
+    options.add_measurement(parser, repeats=3)
+    options.add_out(parser)
+    args = parser.parse_args(argv)
+    run = Run(command(__spec__.name, argv), args.repeats)
 
-    rows = []
+    renders, first, written, notes = {}, {}, {}, []
     with tempfile.TemporaryDirectory() as directory:
         for env_id in args.envs:
             try:
-                rows.append(bench(env_id, args.steps, args.repeats, Path(directory)))
+                render = renderer(env_id, args.steps)
+                frames, first[env_id] = timed(lambda render=render: render(0))
             except ModuleNotFoundError as error:
-                print(f"skipping {env_id}: {error}")
-    if not rows:
-        return
-    columns = list(rows[0])
-    widths = {c: max(len(c), *(len(row[c]) for row in rows)) for c in columns}
-    print(f"{args.steps}-frame rollouts (random policy, overlay on), jax {jax.__version__} on {jax.devices()[0]}")
-    print("  ".join(c.ljust(widths[c]) if c == "env" else c.rjust(widths[c]) for c in columns))
-    for row in rows:
-        print("  ".join(row[c].ljust(widths[c]) if c == "env" else row[c].rjust(widths[c]) for c in columns))
+                notes.append(f"{env_id}: skipped ({error})")
+                continue
+            renders[env_id] = render
+            # The GIF now, from the first rollout: a rollout's frames are tens of MB, so none is kept for later.
+            frames = jax.device_get(frames)
+            written[env_id] = (f"{frames.shape[2]}x{frames.shape[1]}", *gif(frames, Path(directory) / "play.gif"))
+    calls = {env_id: lambda repeat, r=render: timed(lambda: r(repeat + 1))[1] for env_id, render in renders.items()}
+    runs = interleaved(args.repeats, calls)
+
+    lines = [
+        "| env | frame | first call s | render ms, median (min-max) | frames/s, median (min-max) | gif write s | "
+        "gif KiB |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for env_id, seconds in runs.items():
+        frame, gif_seconds, kib = written[env_id]
+        cells = [
+            frame,
+            f"{first[env_id]:.2f}",
+            Spread.of(1000 * s for s in seconds).format("{:.1f}"),
+            Spread.of(args.steps / s for s in seconds).format(),
+            f"{gif_seconds:.2f}",
+            f"{kib:.0f}",
+        ]
+        lines.append(f"| {env_id} | " + " | ".join(cells) + " |")
+    setting = f"{args.steps}-frame rollouts (random policy, overlay on), on {jax.devices()[0]}."
+    publish(run, [setting, "\n".join(lines), *notes], args.out)
 
 
 if __name__ == "__main__":

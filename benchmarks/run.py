@@ -12,21 +12,14 @@ JAX implementation's own time per step. See benchmarks/README.md.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import platform
 import shutil
-import sys
-import time
-from importlib import metadata
 from pathlib import Path
 
-import jax
-
 from benchmarks import options, report
-from benchmarks.harness import JaxRunner, LoopRunner, PythonStepRunner
+from benchmarks.harness import JaxRunner, LoopRunner, PythonStepRunner, rates
 from benchmarks.impls import JaxImpl, ceiling_impl, maxatar_impls, peer_impls, short_id
-from benchmarks.machine import cpu_description, load_average
+from benchmarks.measure import Run, command
 from benchmarks.sections import replace_section
 
 QUICK = {"sizes": [1, 64], "repeats": 1, "steps": 32, "min_time": 0.05, "gym_size": 64}
@@ -34,7 +27,7 @@ QUICK_ENVS = ["CartPole-v1", "Doors-v0", "Breakout-v0"]
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = options.parser(__doc__)
     options.add_envs(parser)
     parser.add_argument("--sizes", nargs="+", type=int, default=[1, 64, 1024, 4096, 16384], help="batch sizes N")
     options.add_measurement(parser, repeats=5, min_time=0.3)
@@ -136,18 +129,15 @@ def measure_env(env_id: str, args) -> tuple[list[dict], list[str]]:
                 notes.append(f"{env_id}: {impl.name} at N={n} failed: {type(error).__name__}: {error}")
                 continue
             runners.append(runner)
-        runs = {id(r): [] for r in runners}
-        for _ in range(args.repeats):
-            for runner in runners:
-                runs[id(runner)].append(runner.measure(args.min_time))
-        for runner in runners:
+        runs = rates(dict(enumerate(runners)), args.repeats, args.min_time)
+        for i, runner in enumerate(runners):
             impl = runner.impl
             row = {
                 "env": short_id(env_id),
                 "impl": impl.name,
                 "family": impl.family,
                 "n": n,
-                "runs": runs[id(runner)],
+                "runs": runs[i],
                 "compile_s": runner.compile_s,
                 "state_bytes": state_bytes.get(impl.name, ""),
                 "ceiling": ceiling_of.get(impl.name, ""),
@@ -190,30 +180,13 @@ def measure_gym(env_id: str, pure_impl: JaxImpl | None, args) -> list[dict]:
             built[path] = make()
         except Exception as error:  # noqa: BLE001
             log(f"  gym path {path} for {env_id} failed: {type(error).__name__}: {error}")
-    runs = {path: [] for path in built}
-    for _ in range(args.repeats):
-        for path, runner in built.items():
-            runs[path].append(runner.measure(args.min_time))
+    runs = rates(built, args.repeats, args.min_time)
     rows = []
     for path, runner in built.items():
         row = {"env": short_id(env_id), "path": path, "n": n, "runs": runs[path], "compile_s": runner.compile_s}
         rows.append(report.summarize(row))
         runner.close()
     return rows
-
-
-def machine_note() -> str:
-    versions = []
-    for package in ("jax", "jaxlib", "gymnax", "pgx", "gymnasium", "minatar", "numpy"):
-        try:
-            versions.append(f"{package} {metadata.version(package)}")
-        except metadata.PackageNotFoundError:
-            versions.append(f"{package} not installed")
-    load = load_average()
-    return (
-        f"{cpu_description()}, {jax.devices()[0].platform} backend; Python "
-        f"{platform.python_version()}; {', '.join(versions)}; load average (1/5/15 min) {load}"
-    )
 
 
 def write_readme(args, rows, gym_rows, meta) -> None:
@@ -237,6 +210,8 @@ def load_results(out: Path) -> tuple[list[dict], list[dict], dict, str, list[str
     gym_csv = out / "gym_path.csv"
     gym_rows = report.read_csv(gym_csv) if gym_csv.exists() else []
     meta = json.loads((out / "meta.json").read_text())
+    if "load_start" not in meta:  # written before `measure.Run`, with the load at start at the machine's end
+        meta["machine"], meta["load_start"] = meta["machine"].rsplit("; load average (1/5/15 min) ", 1)
     text = (out / "results.md").read_text()
     header = text.split("\n## ", 1)[0].rstrip()
     skipped = text.split("## Skipped\n\n", 1)[1].strip().splitlines() if "## Skipped\n\n" in text else []
@@ -267,8 +242,7 @@ def rebuild(args) -> None:
         skipped = [line for line in skipped if not any(line.startswith(f"maxatar/{e}:") for e in envs)] + o_skipped
         note = (
             f"{', '.join(sorted(envs))} re-measured on the same machine by `{o_meta['command']}` (started "
-            f"{o_meta['started']}, load at start {o_meta['machine'].rsplit('load average (1/5/15 min) ', 1)[-1]}); "
-            "these rows replace the first run's."
+            f"{o_meta['started']}, load at start {o_meta['load_start']}); these rows replace the first run's."
         )
         meta.setdefault("notes", []).append(note)
         header += "\n\n" + note
@@ -293,16 +267,14 @@ def main(argv=None) -> None:
         rebuild(args)
         return
     args.out.mkdir(parents=True, exist_ok=True)
-    started = datetime.datetime.now().isoformat(timespec="seconds")
-    machine_before = machine_note()
-    log(f"{started}  {machine_before}")
+    run = Run(command(__spec__.name, argv), args.repeats)
+    log(f"{run.started}  {run.machine}; load average (1/5/15 min) {run.load_start}")
     log(f"envs {args.envs}, sizes {args.sizes}, repeats {args.repeats}, steps {args.steps}, min-time {args.min_time}")
 
     # Warm-up: the first compilation in a process pays one-time costs (LLVM, JAX's caches); compile a small
     # rollout first, so that they are not charged to whichever implementation comes first.
     JaxRunner(ceiling_impl((4,), "float32", True, 2), 2, 4).close()
     rows, notes, gym_rows = [], [], []
-    clock = time.perf_counter()
     for env_id in args.envs:
         log(f"{env_id}:")
         env_rows, env_notes = measure_env(env_id, args)
@@ -317,36 +289,22 @@ def main(argv=None) -> None:
             pure = next(i for i in maxatar_impls(env_id) if i.name == best_mode)
             gym_rows += measure_gym(env_id, pure, args)
     report.derive(rows)
-    elapsed = time.perf_counter() - clock
+    run.finish()
 
-    command = "python -m benchmarks.run " + " ".join(sys.argv[1:] if argv is None else argv)
     sections = [
         "# MaxAtar throughput",
-        f"`{command}` — started {started}, took {elapsed / 60:.1f} min.",
-        f"Machine at start: {machine_before}.",
-        f"Machine at end: load average {load_average()}.",
-        f"Sizes {args.sizes}, {args.repeats} interleaved repeats, scan of min({args.steps}, {args.call_budget}/N) "
-        "steps per call; params "
+        run.line(),
+        f"Sizes {args.sizes}, scan of min({args.steps}, {args.call_budget}/N) steps per call; params "
         + ("passed as traced jit arguments" if args.traced_params else "baked in as compile-time constants")
         + ", "
-        f"{args.min_time} s per measurement. Medians. `*` marks the MaxAtar stepping mode kept at that N "
+        f"{args.min_time} s per measurement. `*` marks the MaxAtar stepping mode kept at that N "
         "(the faster one). `x best peer` = steps/s over the fastest peer's; `x best peer (own)` = the "
         "fastest peer's own ns/step over ours (own = total minus the harness ceiling of the same key mode "
         "and observation). See benchmarks/README.md.",
     ]
     text = results_markdown("\n\n".join(sections), rows, gym_rows, notes)
     (args.out / "results.md").write_text(text)
-    meta = {
-        "command": command,
-        "started": started,
-        "minutes": elapsed / 60,
-        "machine": machine_before,
-        "load_end": load_average(),
-        "repeats": args.repeats,
-        "sizes": args.sizes,
-        "out": str(args.out),
-        "notes": args.note,
-    }
+    meta = {**run.record(), "sizes": args.sizes, "out": str(args.out), "notes": args.note}
     (args.out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     report.write_csv(args.out / "throughput.csv", rows, report.THROUGHPUT_COLUMNS)
     if gym_rows:

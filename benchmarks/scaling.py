@@ -9,22 +9,22 @@ count. On
 several GPUs or a TPU slice run it with `--real` (no forced CPU devices) and `--devices 1 2 4 8`.
 
     python -m benchmarks.scaling                                    # 1, 2, 4 forced CPU devices, N = 4096
-    python -m benchmarks.scaling --envs CartPole-v1 --devices 1 2 --n 1024 --repeats 5
+    python -m benchmarks.scaling --envs CartPole-v1 --devices 1 2 --n 1024 --repeats 5 --out /tmp/scaling.md
+
+XLA fixes a process's device count when JAX starts, so each device count's repeats run back to back in its own
+process; they cannot be interleaved with the other counts'.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from benchmarks import options
-from benchmarks.machine import cpu_description, load_average
+from benchmarks.measure import Run, Spread, command, publish, timed
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,14 +55,11 @@ def measure(env_id: str, n: int, devices: int, steps: int, repeats: int) -> dict
 
     keys = sharding.shard_batch(jax.random.split(jax.random.key(0), n), mesh)
     _, state = sharding.reset(env, keys, params)
-    start = time.perf_counter()
-    jax.block_until_ready(rollout(keys, state, params))
-    compile_s = time.perf_counter() - start
+    _, compile_s = timed(lambda: jax.block_until_ready(rollout(keys, state, params)))
     runs = []
     for _ in range(repeats):
-        start = time.perf_counter()
-        state, rewards = jax.block_until_ready(rollout(keys, state, params))
-        runs.append(n * steps / (time.perf_counter() - start))
+        (state, _), seconds = timed(lambda state=state: jax.block_until_ready(rollout(keys, state, params)))
+        runs.append(n * steps / seconds)
     shards = {shard.data.shape[0] for shard in jax.tree.leaves(state)[0].addressable_shards}
     return {
         "env": env_id,
@@ -89,48 +86,50 @@ def child(env_id: str, n: int, devices: int, steps: int, repeats: int, real: boo
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def machine() -> str:
-    return f"{cpu_description()}, load average {load_average()}"
-
-
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = options.parser(__doc__)
     options.add_envs(parser, default=["CartPole-v1", "Breakout-v0"])
     parser.add_argument("--devices", nargs="+", type=int, default=[1, 2, 4])
     parser.add_argument("--n", type=int, default=4096, help="environments (a multiple of every device count)")
     parser.add_argument("--steps", type=int, default=200, help="steps per timed scan")
-    parser.add_argument("--repeats", type=int, default=5)
+    options.add_measurement(parser, repeats=5)
     parser.add_argument("--real", action="store_true", help="use the real devices instead of forced CPU devices")
+    options.add_out(parser)
     args = parser.parse_args(argv)
     for count in args.devices:
         if count < 1 or args.n % count:
             parser.error(f"--n {args.n} must split evenly over every device count (got {count})")
+    run = Run(command(__spec__.name, argv), args.repeats, order="back-to-back")
 
-    print(f"# Scaling over devices: N = {args.n}, {args.steps} steps per scan, median of {args.repeats}")
-    print(f"machine: {machine()} (at start)")
     kind = "real devices" if args.real else "virtual CPU devices (XLA_FLAGS=--xla_force_host_platform_device_count)"
-    print(f"devices: {kind}\n")
-    print("| env | devices | envs per device | steps/s (median) | min-max | x 1 device | compile s |")
-    print("|---|---|---|---|---|---|---|")
+    parts = [f"Scaling over devices: N = {args.n}, {args.steps} steps per scan, on {kind}."]
+    lines = [
+        "| env | devices | envs per device | steps/s, median (min-max) | x 1 device | compile s |",
+        "|---|---|---|---|---|---|",
+    ]
     for env_id in args.envs:
         base = None
         for count in args.devices:
             row = child(env_id, args.n, count, args.steps, args.repeats, args.real)
-            median = statistics.median(row["runs"])
-            base = median if base is None else base
-            print(
-                f"| {env_id} | {count} | {row['per_device'][0]} | {median / 1e6:.3f}M | "
-                f"{min(row['runs']) / 1e6:.3f}M-{max(row['runs']) / 1e6:.3f}M | {median / base:.2f}x | "
-                f"{row['compile_s']:.1f} |",
-                flush=True,
+            spread = Spread.of(row["runs"])
+            base = spread.median if base is None else base
+            lines.append(
+                f"| {env_id} | {count} | {row['per_device'][0]} | {spread.format(millions)} | "
+                f"{spread.median / base:.2f}x | {row['compile_s']:.1f} |"
             )
-    print(f"\nmachine: {machine()} (at end)")
+            print(f"measured {env_id} on {count} device(s)", file=sys.stderr, flush=True)
+    parts.append("\n".join(lines))
     if not args.real:
-        print(
+        parts.append(
             f"Note: forced CPU devices share this machine's {os.cpu_count()} physical cores (one thread per "
             "virtual device): splitting can at best occupy idle cores, never add compute, and other jobs' load "
             "changes the picture between runs. The table checks the sharded path, it is not a GPU/TPU speed-up."
         )
+    publish(run, parts, args.out)
+
+
+def millions(rate: float) -> str:
+    return f"{rate / 1e6:.3f}M"
 
 
 if __name__ == "__main__":
