@@ -40,18 +40,16 @@ import numpy as np
 
 from benchmarks import options
 from benchmarks.measure import Spread
-from benchmarks.measure import machine_now as machine  # each results row's machine (minatar_results uses it too)
 from benchmarks.sections import replace_section
 from maxatar_agents import dqn
 from maxatar_agents.configs import default_preset, make_config
-from maxatar_agents.published import GAMES, MINATAR_DQN
+from maxatar_agents.machine import machine_now as machine  # each results row's machine
+from maxatar_agents.published import GAMES, MINATAR_DQN, PGX_PPO
 from maxatar_agents.registry import AGENT_MODULES, agent_module
 from maxatar_agents.runner import compiled
 
 RESULTS = Path("benchmarks/results/agents")
 # GAMES, and MINATAR_DQN: MinAtar's published DQN returns, the targets of (c).
-# pgx's MinAtar PPO example: 20M frames on one GPU in 30-75 s (sticky 0.1, minimal action set).
-PGX_PPO = {"Breakout-v0": 50, "Asterix-v0": 22, "Freeway-v0": 63, "Seaquest-v0": 54, "SpaceInvaders-v0": 145}
 README_START, README_END = "<!-- agents:start -->", "<!-- agents:end -->"
 # The deep agents, which all have `cartpole` and MinAtar presets (the tabular agent plays only Doors).
 DEEP_AGENTS = ["dqn", "sac", "ppo", "pqn"]

@@ -317,10 +317,9 @@ def throughput_table(rows: list[dict]) -> list[str]:
 def last_returns(run: Path) -> np.ndarray:
     """Each seed's mean return over its last 100 training episodes at the end of a run (its metrics.csv), read
     as the results table reads its runs."""
-    from benchmarks.agents_bench import read_rows as read_csv
-    from benchmarks.minatar_results import curve_table
+    from maxatar_agents.results import curve_table, read_metrics
 
-    return curve_table(read_csv(run / "metrics.csv"))[1][:, -1]
+    return curve_table(read_metrics(run / "metrics.csv"))[1][:, -1]
 
 
 def like_for_like_table(out: Path) -> list[str]:

@@ -115,9 +115,9 @@ run_stage() {
     sac) # the results table's SAC rows (issue 38; about 40 min per game on a 2-core CPU) through the resumable
         # results pipeline, every game at once (--jobs: one process each, so their wall-clock times are the card's)
         local games=("${ALGO_GAMES[@]/%/-v0}")
-        echo "python -m benchmarks.minatar_results run --algos sac --games ${games[*]} --jobs ${#games[@]}" \
+        echo "python -m maxatar_agents.results run --algos sac --games ${games[*]} --jobs ${#games[@]}" \
             "--no-export --no-progress --results agents_minatar" >>"$W/commands.txt"
-        stage sac 540 python3 -m benchmarks.minatar_results run --algos sac --games "${games[@]}" \
+        stage sac 540 python3 -m maxatar_agents.results run --algos sac --games "${games[@]}" \
             --jobs "${#games[@]}" --no-export --no-progress --results "$W/agents_minatar" --runs /tmp/runs
         ;;
     seeds10 | gymnax) # issue 38: PQN and PPO with 10 seeds through their own command line, in MinAtar's setting

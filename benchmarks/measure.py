@@ -20,7 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 
-from benchmarks.machine import cpu_description, load_average
+from maxatar_agents.machine import cpu_description, load_average
 
 T = TypeVar("T")
 # The software every run line names: JAX, the peers and the references it is measured against.
@@ -113,11 +113,6 @@ def machine(*package_groups: Sequence[str]) -> str:
     groups = package_groups or (PACKAGES,)
     head = f"{cpu_description()}, {jax.default_backend()} backend; Python {platform.python_version()}"
     return "; ".join([head, *(versions(group) for group in groups)])
-
-
-def machine_now() -> str:
-    """The machine, JAX's version and the load average now: for a result row written as it is measured."""
-    return f"{machine(('jax',))}; load average (1/5/15 min) {load_average()}"
 
 
 def command(module: str, argv: Sequence[str] | None = None) -> str:

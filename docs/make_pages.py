@@ -10,7 +10,7 @@ pages follow the agents' presets and docstrings, which change often, so docs/con
 
 Everything on a page comes from the game's class data (`maxatar/games/<game>/rules.py`: its docstring, channels,
 action sets, difficulty levels, random draws, settings), the GIFs in docs/ and the results table of
-docs/results.md (written by `python -m benchmarks.minatar_results report --readme docs/results.md`), so rerun
+docs/results.md (written by `python -m maxatar_agents.results report --readme docs/results.md`), so rerun
 this after changing any of them. tests/test_docs.py checks that the pages are up to date.
 """
 

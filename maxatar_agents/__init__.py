@@ -22,7 +22,7 @@ run as one jitted program and can be vmapped over seeds. What the agents share l
     python -m maxatar_agents.pqn --env maxatar/Breakout-v0 --seeds 4 --out runs/breakout
 
 `load_policy(path)` plays a run's trained policy; `load_policy("pretrained:maxatar/Breakout-v0")` the one
-shipped with the package for that game (`pretrained/`, made by `python -m benchmarks.minatar_results`).
+shipped with the package for that game (`pretrained/`, made by `python -m maxatar_agents.results`).
 """
 
 from maxatar_agents.checkpoint import load_policy

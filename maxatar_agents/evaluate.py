@@ -58,6 +58,7 @@ from pathlib import Path
 
 import numpy as np
 
+from maxatar_agents.machine import machine_now
 from maxatar_agents.published import GAMES, MINATAR_DQN
 
 # --- configuration ---
@@ -432,20 +433,6 @@ def random_returns(env_id: str, episodes: int, max_steps: int, seed: int) -> tup
     return np.asarray(returns, float), np.asarray(lengths)
 
 
-def _machine() -> str:
-    """The machine a measurement ran on, as the benchmarks describe it (from a checkout, where results are
-    committed)."""
-    try:
-        from benchmarks.agents_bench import machine
-    except ImportError:
-        import platform
-
-        import jax
-
-        return f"{platform.processor() or platform.machine()}, jax {jax.__version__}"
-    return machine()
-
-
 def measure_random(args) -> None:
     """maxatar_agents/random_scores.json: the random policy's returns on every game, with the command
     and the machine that measured them."""
@@ -472,7 +459,7 @@ def measure_random(args) -> None:
         "setting": MINATAR_SETTING,
         "command": "python -m maxatar_agents.evaluate --measure-random"
         + f" --episodes {args.episodes} --max-steps {args.max_steps} --seed {args.seed}",
-        "machine": _machine(),
+        "machine": machine_now(),
         "wall_seconds": round(time.time() - start, 1),
         "max_steps": args.max_steps,
         "seed": args.seed,

@@ -1,5 +1,5 @@
 """The trained policies shipped in the package (`maxatar_agents/pretrained/`, made by
-`python -m benchmarks.minatar_results`): one per MinAtar game, loadable by name, playing as recorded, and
+`python -m maxatar_agents.results`): one per MinAtar game, loadable by name, playing as recorded, and
 watchable through the renderers."""
 
 from __future__ import annotations

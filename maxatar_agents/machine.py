@@ -1,4 +1,4 @@
-"""The CPU a benchmark ran on, in a few words, for the notes beside its numbers.
+"""The machine a training run or a benchmark ran on, in a few words, for the notes beside its numbers.
 
 The widest vector instructions are named because the agents' small dense layers are bound by them, and
 machines of one name differ there: one seed of DQN's `minatar` preset trained at 1444 frames/s on one 2-core
@@ -43,3 +43,14 @@ def cpu_description() -> str:
 def load_average(sep: str = " / ") -> str:
     """The 1, 5 and 15 minute load averages, one decimal each: what else ran beside a measurement."""
     return sep.join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def machine_now() -> str:
+    """'<CPU>, <JAX backend> backend; Python <version>; jax <version>; load average (1/5/15 min) a / b / c': what
+    a result row written as it is measured (a training run, a benchmark row) ran on."""
+    import jax
+
+    return (
+        f"{cpu_description()}, {jax.default_backend()} backend; Python {platform.python_version()}; "
+        f"jax {jax.__version__}; load average (1/5/15 min) {load_average()}"
+    )

@@ -1,4 +1,4 @@
-"""The results run's bookkeeping (benchmarks/minatar_results.py): the agent command line of each run, the
+"""The results run's bookkeeping (maxatar_agents/results.py): the agent command line of each run, the
 refusal to mix a fresh run with earlier results, and the table and figures rebuilt from results files alone.
 The training itself is the agents' command line, tested in test_agents.py."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import minatar_results as mr
+from maxatar_agents import results as mr
 
 
 def namespace(tmp_path, **extra) -> argparse.Namespace:
@@ -120,7 +120,7 @@ def test_the_parts_of_a_run_merge_into_one_run_and_ship_the_best_seeds_part(tmp_
     assert merged["seeds"] == [0, 1, 2] and merged["final_eval_return_per_seed"] == [20.0, 35.0, 25.0]
     assert merged["wall_time"] == 1800.0 and merged["machine_at_start"] == "s0"
     assert [part["dir"] for part in merged["parts"]] == ["seeds-0", "seeds-1", "seeds-2"]
-    frames, table = mr.curve_table(mr.read_rows(run / "metrics.csv"))
+    frames, table = mr.curve_table(mr.read_metrics(run / "metrics.csv"))
     assert table[:, -1].tolist() == [10.0, 11.0, 12.0]
     # The strongest run on Breakout: its best seed (1) is exported from that seed's part.
     args = namespace(tmp_path, force=False)
@@ -129,7 +129,7 @@ def test_the_parts_of_a_run_merge_into_one_run_and_ship_the_best_seeds_part(tmp_
 
 
 def test_the_machine_note_names_the_widest_vector_extension_that_wall_clocks_depend_on():
-    from benchmarks.machine import cpu_description, cpu_flags, vector_isa
+    from maxatar_agents.machine import cpu_description, cpu_flags, vector_isa
 
     cpuinfo = "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse2 avx fma avx2 avx512f avx512vl\n"
     assert vector_isa(cpu_flags(cpuinfo)) == "AVX-512"
