@@ -34,3 +34,25 @@ def test_env_ids_are_full_ids_however_they_were_given():
     given = run.parse_args(["--envs", "Breakout-v0", "maxatar/Doors-v0"]).envs
     assert given == ["maxatar/Breakout-v0", "maxatar/Doors-v0"]
     assert run.parse_args([]).envs[0] == "maxatar/CartPole-v1"
+
+
+def test_the_composition_table_compares_own_time_with_the_best_jax_peer():
+    def row(impl, own, env="maxatar/Freeway-v0", n=4096):
+        return {"env": env, "n": n, "impl": impl, "own_ns_per_step": own}
+
+    rows = [
+        row("maxatar[step+reset]", 500.0),
+        row("gymnax", 2000.0),
+        row("pgx", 900.0),  # the best JAX peer: the ratio is 900 / 500
+        row("minatar", 100.0),  # a numpy reference is not a JAX peer
+        row("maxatar[step+reset]", 100.0, env="maxatar/Breakout-v0"),
+        row("gymnax", 400.0, env="maxatar/Breakout-v0"),
+        row("gymnax", 1.0, n=64),  # another N
+    ]
+    table, missed = report.composition_table(rows, 4096)
+    assert "| maxatar/Freeway-v0 | 500 | 900 (pgx) | 1.80x | 2x own: MISSED |" in table
+    assert "| maxatar/Breakout-v0 | 100 | 400 (gymnax) | 4.00x | 2x own: met |" in table
+    assert missed == [
+        "maxatar/Freeway-v0: gymnax-style composition, own 500 ns per step against 900 for pgx (1.80x, 2x needed)"
+    ]
+    assert report.composition_table([row("gymnax", 1.0)], 4096) == ("", [])
