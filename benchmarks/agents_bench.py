@@ -46,6 +46,7 @@ from maxatar_agents.configs import default_preset, make_config
 from maxatar_agents.machine import machine_now as machine  # each results row's machine
 from maxatar_agents.published import GAMES, MINATAR_DQN, PGX_PPO
 from maxatar_agents.registry import AGENT_MODULES, agent_module
+from maxatar_agents.results import read_metrics
 from maxatar_agents.runner import compiled
 
 RESULTS = Path("benchmarks/results/agents")
@@ -79,7 +80,7 @@ def append_rows(path: Path, rows: list[dict]) -> None:
 
 
 def read_rows(path: Path) -> list[dict]:
-    return list(csv.DictReader(open(path))) if path.exists() else []
+    return read_metrics(path) if path.exists() else []
 
 
 def bench_cartpole(args) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import platform
 import statistics
 import sys
 import time
@@ -20,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 
-from maxatar_agents.machine import cpu_description, load_average
+from maxatar_agents.machine import load_average, platform_line
 
 T = TypeVar("T")
 # The software every run line names: JAX, the peers and the references it is measured against.
@@ -108,11 +107,8 @@ def versions(packages: Sequence[str]) -> str:
 def machine(*package_groups: Sequence[str]) -> str:
     """'<CPU>, <JAX backend> backend; Python <version>; <package> <version>, ...[; <more packages>]': what a run
     measured on and with (`PACKAGES` when no group is given)."""
-    import jax
-
     groups = package_groups or (PACKAGES,)
-    head = f"{cpu_description()}, {jax.default_backend()} backend; Python {platform.python_version()}"
-    return "; ".join([head, *(versions(group) for group in groups)])
+    return "; ".join([platform_line(), *(versions(group) for group in groups)])
 
 
 def command(module: str, argv: Sequence[str] | None = None) -> str:

@@ -45,12 +45,16 @@ def load_average(sep: str = " / ") -> str:
     return sep.join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def machine_now() -> str:
-    """'<CPU>, <JAX backend> backend; Python <version>; jax <version>; load average (1/5/15 min) a / b / c': what
-    a result row written as it is measured (a training run, a benchmark row) ran on."""
+def platform_line() -> str:
+    """'<CPU>, <JAX backend> backend; Python <version>': the head of every machine line (runs and benchmarks)."""
     import jax
 
-    return (
-        f"{cpu_description()}, {jax.default_backend()} backend; Python {platform.python_version()}; "
-        f"jax {jax.__version__}; load average (1/5/15 min) {load_average()}"
-    )
+    return f"{cpu_description()}, {jax.default_backend()} backend; Python {platform.python_version()}"
+
+
+def machine_now() -> str:
+    """'<platform_line>; jax <version>; load average (1/5/15 min) a / b / c': what a result row written as it
+    is measured (a training run, a benchmark row) ran on."""
+    import jax
+
+    return f"{platform_line()}; jax {jax.__version__}; load average (1/5/15 min) {load_average()}"
