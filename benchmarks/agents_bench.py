@@ -40,7 +40,7 @@ import numpy as np
 
 from benchmarks import options
 from benchmarks.measure import Spread
-from benchmarks.sections import replace_section
+from maxatar_agents.pages import replace_section
 from maxatar_agents import dqn
 from maxatar_agents.configs import default_preset, make_config
 from maxatar_agents.machine import machine_now as machine  # each results row's machine

@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from benchmarks.agents_bench import keys_for
-from benchmarks.sections import replace_section
+from maxatar_agents.pages import replace_section
 from maxatar_agents.configs import default_preset, make_config
 from maxatar_agents.published import GAMES, MINATAR_DQN
 from maxatar_agents.registry import agent_module
@@ -314,42 +314,14 @@ def throughput_table(rows: list[dict]) -> list[str]:
     return lines
 
 
-def last_returns(run: Path) -> np.ndarray:
-    """Each seed's mean return over its last 100 training episodes at the end of a run (its metrics.csv), read
-    as the results table reads its runs."""
-    from maxatar_agents.results import curve_table, read_metrics
-
-    return curve_table(read_metrics(run / "metrics.csv"))[1][:, -1]
-
-
 def like_for_like_table(out: Path) -> list[str]:
     """PQN and PPO trained in gymnax's setting (the `gymnax` stage's runs under out/agents/) beside the returns
-    published for that setting (`published.GYMNAX_SETTING_PUBLISHED`), one column per source."""
-    from maxatar_agents.published import GYMNAX_SETTING_PUBLISHED
+    published for that setting: the results page's like-for-like table (`results.like_for_like_lines`)."""
+    from maxatar_agents.results import like_for_like_lines
 
     runs = sorted(path for path in out.glob("agents/*-gymnax-*seeds") if path.is_dir())
-    if not runs:
-        return []
-    sources = list(GYMNAX_SETTING_PUBLISHED)
-    head = [f"{run.name.split('-')[0].upper()}, {run.name.split('-')[-1].replace('seeds', ' seeds')}" for run in runs]
-    lines = [
-        "| game | " + " | ".join(head) + " | " + " | ".join(sources) + " |",
-        "|---|" + "---|" * (len(runs) + len(sources)),
-    ]
-    for game in GAMES:
-        cells = []
-        for run in runs:
-            done = run / game / "summary.json"
-            if not done.exists():
-                cells.append("-")
-                continue
-            frames = json.loads(done.read_text())["frames_per_seed"]
-            v = last_returns(run / game)
-            cells.append(f"{v.mean():.1f} ± {v.std():.1f} at {frames / 1e6:g}M frames")
-        cells += [str(GYMNAX_SETTING_PUBLISHED[s]["returns"].get(game, "-")) for s in sources]
-        lines.append(f"| {game.split('-')[0]} | " + " | ".join(cells) + " |")
-    notes = "; ".join(f"{name}: {entry['how']} ({entry['source']})" for name, entry in GYMNAX_SETTING_PUBLISHED.items())
-    return [*lines, "", f"Ours: mean ± sd over seeds of the last-100 training return. Published: {notes}."]
+    labels = [f"{run.name.split('-')[0].upper()}, {run.name.split('-')[-1].replace('seeds', ' seeds')}" for run in runs]
+    return like_for_like_lines(list(zip(labels, runs, strict=True)))
 
 
 def card(out: Path) -> str:

@@ -1,5 +1,7 @@
 """The results table: every agent on every MinAtar game in MinAtar's setting, trained through the agents' own
-command line, with the learning curves, the pretrained policies and the GIFs of trained play made from it.
+command line, with the learning curves, the pretrained policies and the GIFs of trained play made from it; and
+the like-for-like table: PQN and PPO in gymnax's setting at the budget of the papers that use it, beside their
+published returns (`--setting gymnax`).
 
 MinAtar's setting is the environments' default: sticky actions 0.1, difficulty ramping, the full action set.
 The protocol (`PROTOCOL`): each agent with its own preset for the games, 3 seeds trained together in one
@@ -11,6 +13,8 @@ the paper's protocol) on two games besides, its 3 seeds trained one process each
     python -m maxatar_agents.results run --resume --jobs 2   # two processes side by side (see train_parts)
     python -m maxatar_agents.results report --readme docs/results.md   # the table and one PNG per game
     python -m maxatar_agents.results export         # the shipped policies and docs/trained/*.gif again
+    python -m maxatar_agents.results run --setting gymnax --resume             # the like-for-like runs
+    python -m maxatar_agents.results report --setting gymnax --readme docs/results.md   # and their table
 
 `run` trains one (agent, game) at a time with `python -m maxatar_agents.<algo> ... --seeds 3` (a process of
 its own, its progress bar shown), checkpointing often, so that Ctrl-C, a crash or the end of a session loses at
@@ -26,6 +30,11 @@ package's pretrained policy (`maxatar_agents/pretrained/<game>/`, loaded with
 
 Wall-clock times are those of this machine and of whatever else ran on it: each run records the load average
 at its start and end beside them.
+
+gymnax's setting (`GYMNAX_PROTOCOL`): no sticky actions, the minimal action set and gymnax's time limits
+(`maxatar.settings`), PQN and PPO with their `minatar` presets at the 10M frames of gymnax-blines, PureJaxRL and
+purejaxql, on the games a source publishes a return for; its files go to `runs/gymnax_results/` and
+`benchmarks/results/agents/gymnax/`, and no policy is shipped from it.
 """
 
 from __future__ import annotations
@@ -46,11 +55,20 @@ from pathlib import Path
 import numpy as np
 
 from maxatar_agents.machine import machine_now as machine
-from maxatar_agents.published import GAMES, MINATAR_AC, MINATAR_DQN, PGX_PPO, PGX_PPO_5M
+from maxatar_agents.pages import replace_section
+from maxatar_agents.published import (
+    GAMES,
+    GYMNAX_SETTING_PUBLISHED,
+    MINATAR_AC,
+    MINATAR_DQN,
+    PGX_PPO,
+    PGX_PPO_5M,
+)
 from renderers.cli import bounded
 
-RUNS = Path("runs/minatar_results")
-RESULTS = Path("benchmarks/results/agents/minatar")
+SETTINGS = ("minatar", "gymnax")  # the environment settings a protocol is trained in (`protocol`)
+RUNS = Path("runs/minatar_results")  # MinAtar's setting's; gymnax's are runs/gymnax_results (`runs_dir`)
+RESULTS = Path("benchmarks/results/agents/minatar")  # and benchmarks/results/agents/gymnax (`results_dir`)
 PRETRAINED = Path("maxatar_agents/pretrained")
 FIGURES = Path("docs/results")
 PAGE = Path("docs/results.md")  # the page whose results section `report --readme PAGE` rewrites
@@ -61,13 +79,16 @@ GIFS = Path("docs/trained")
 SEEDS = 3
 MINATAR_FRAMES = 5_000_000
 README_START, README_END = "<!-- results:start -->", "<!-- results:end -->"
+GYMNAX_START, GYMNAX_END = "<!-- results-gymnax:start -->", "<!-- results-gymnax:end -->"
+GYMNAX_FRAMES = 10_000_000  # gymnax-blines', PureJaxRL's and purejaxql's budget (published.GYMNAX_SETTING_BUDGETS)
 GIF_STEPS = 400
 CHECK_EPISODES = 10  # episodes of the fixed evaluation a shipped policy records and its test replays
 
 
 @dataclasses.dataclass(frozen=True)
 class Entry:
-    """One agent with one preset on some games; `frames` caps the preset's frames per seed (None: its own).
+    """One agent with one preset on some games, in an environment setting (`maxatar.settings`: "minatar", the
+environments' default, or "gymnax"); `frames` caps the preset's frames per seed (None: its own).
 
     `seeds_per_process` below SEEDS trains the seeds in turn, that many per process (a *part*, with its own
     checkpoint and result files under `seeds-<first seed>/`), and merges the parts' results once all are done:
@@ -78,6 +99,7 @@ class Entry:
     games: tuple[str, ...]
     frames: int | None
     seeds_per_process: int = SEEDS
+    setting: str = "minatar"
 
     @property
     def name(self) -> str:
@@ -113,8 +135,30 @@ PROTOCOL = (
 )
 
 
-def planned_runs() -> list[tuple[Entry, str]]:
-    return [(entry, game) for entry in PROTOCOL for game in entry.games]
+# The like-for-like runs: the two agents the gymnax-based papers train, on the games with a published return.
+GYMNAX_GAMES = tuple(g for g in GAMES if any(g in s["returns"] for s in GYMNAX_SETTING_PUBLISHED.values()))
+GYMNAX_PROTOCOL = (
+    Entry("pqn", "minatar", GYMNAX_GAMES, GYMNAX_FRAMES, setting="gymnax"),
+    Entry("ppo", "minatar", GYMNAX_GAMES, GYMNAX_FRAMES, setting="gymnax"),
+)
+
+
+def protocol(setting: str = "minatar") -> tuple[Entry, ...]:
+    return PROTOCOL if setting == "minatar" else GYMNAX_PROTOCOL
+
+
+def planned_runs(setting: str = "minatar") -> list[tuple[Entry, str]]:
+    return [(entry, game) for entry in protocol(setting) for game in entry.games]
+
+
+def runs_dir(setting: str) -> Path:
+    """Where a setting's checkpoints go by default (not committed)."""
+    return Path(f"runs/{setting}_results")
+
+
+def results_dir(setting: str) -> Path:
+    """Where a setting's result files go by default (committed)."""
+    return RESULTS.parent / setting
 
 
 def result_dir(results: Path, entry: Entry, game: str) -> Path:
@@ -137,6 +181,8 @@ def agent_argv(entry: Entry, game: str, out: Path, resume: bool, first: int = 0,
     type after `python -m maxatar_agents.<algo>`)."""
     argv = ["--env", f"maxatar/{game}", "--preset", entry.preset, "--seeds", str(count), "--out", str(out)]
     argv += ["--seed", str(first)]
+    if entry.setting != "minatar":
+        argv += ["--env-setting", entry.setting]
     if entry.frames is not None:
         argv += ["--total-steps", str(entry.frames)]
     frames = entry.frames or MINATAR_FRAMES
@@ -182,17 +228,19 @@ def combine_parts(parts: list[Path]) -> tuple[str, dict]:
     return metrics, merged
 
 
-def keep_results(runs: Path, results: Path, part: Path, load_before: str | None, load_after: str) -> None:
+def keep_results(
+    runs: Path, results: Path, part: Path, load_before: str | None, load_after: str, default_runs: Path = RUNS
+) -> None:
     """Copy a finished part's metrics.csv and summary.json (the small files) from `runs / part` to
     `results / part` and note the machine's load. The summary names the checkpoint where the default --runs
-    keeps it, not where this machine happened to keep it."""
+    (`default_runs`) keeps it, not where this machine happened to keep it."""
     run, dest = runs / part, results / part
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy(run / "metrics.csv", dest / "metrics.csv")
     summary = json.loads((run / "summary.json").read_text())
     summary["machine_at_start"], summary["machine_at_end"] = load_before, load_after
     if summary.get("checkpoint"):
-        summary["checkpoint"] = str(RUNS / part / Path(summary["checkpoint"]).name)
+        summary["checkpoint"] = str(default_runs / part / Path(summary["checkpoint"]).name)
     (dest / "summary.json").write_text(json.dumps(summary, indent=1))
 
 
@@ -208,7 +256,8 @@ def run(args) -> None:
 def run_pending(args) -> None:
     from maxatar_agents import checkpoint
 
-    plan = [(e, g) for e, g in planned_runs() if (not args.algos or e.algo in args.algos) and g in args.games]
+    chosen = [(e, g) for e, g in planned_runs(args.setting) if not args.algos or e.algo in args.algos]
+    plan = [(e, g) for e, g in chosen if g in args.games]
     started = [
         (e, g)
         for e, g in plan
@@ -321,16 +370,17 @@ def train_parts(queue: list[tuple[Entry, str, int, int]], args) -> None:
         for process in running:
             process.wait()  # each saves its checkpoint
         if isinstance(stop, KeyboardInterrupt):
-            jobs = f" --jobs {args.jobs}" if side_by_side else ""
-            raise SystemExit(
-                f"interrupted; continue with: python -m maxatar_agents.results run --resume{jobs}"
-            ) from None
+            flags = (f" --setting {args.setting}" if args.setting != "minatar" else "") + (
+                f" --jobs {args.jobs}" if side_by_side else ""
+            )
+            raise SystemExit(f"interrupted; continue with: python -m maxatar_agents.results run --resume{flags}") from None
         raise
 
 
 def keep_part(entry: Entry, game: str, first: int, load_before: str | None, args) -> None:
     """A finished part's result files kept; when it was its run's last part, the run finished."""
-    keep_results(args.runs, args.results, entry.part_dir(game, first), load_before, machine())
+    part = entry.part_dir(game, first)
+    keep_results(args.runs, args.results, part, load_before, machine(), runs_dir(entry.setting))
     print(f"{entry.name} on {game} {entry.part_name(first) or f'{SEEDS} seeds'}: done", flush=True)
     if all(part_finished(args.results, entry, game, f) for f, _ in entry.parts()):
         finish_run(entry, game, args)
@@ -341,7 +391,7 @@ def finish_run(entry: Entry, game: str, args) -> None:
     updated (a new run may be its game's strongest)."""
     if len(entry.parts()) > 1:
         merge_parts(entry, result_dir(args.results, entry, game))
-    if not args.no_export:
+    if not args.no_export and entry.setting == "minatar":  # the shipped policies play MinAtar's setting
         export(args)
 
 
@@ -534,7 +584,10 @@ def link(path: Path, args) -> str:
 
 
 def report(args) -> None:
-    """The results page's section (docs/results.md) and the PNG per game, from the committed results files only."""
+    """The results page's section of the setting (docs/results.md) and, for MinAtar's, the PNG per game, from the
+    committed results files only."""
+    if args.setting == "gymnax":
+        return gymnax_report(args)
     lines = [
         README_START,
         "",
@@ -607,13 +660,77 @@ def report(args) -> None:
     lines.append(README_END)
     section = "\n".join(lines)
     print(section)
-    # The pages are rewritten in a checkout (they are committed), where the benchmarks' section writer is.
-    from benchmarks.sections import replace_section
-
     if args.readme:
         replace_section(args.readme, section, README_START, README_END)
     if getattr(args, "front_door", None):
         replace_section(args.front_door, short_table(args), SHORT_START, SHORT_END)
+
+
+def last_returns(run: Path) -> np.ndarray:
+    """Each seed's mean return over its last 100 training episodes at the end of a run (its metrics.csv)."""
+    return curve_table(read_metrics(run / "metrics.csv"))[1][:, -1]
+
+
+def like_for_like_lines(runs: list[tuple[str, Path]]) -> list[str]:
+    """Runs in gymnax's setting, each (column label, directory of `<game>/` result files), beside the returns
+    published for that setting (`published.GYMNAX_SETTING_PUBLISHED`), one column per source; a game is a row
+    when a source or a run has it. No runs: no table."""
+    if not runs:
+        return []
+    sources = list(GYMNAX_SETTING_PUBLISHED)
+    lines = [
+        "| game | " + " | ".join(label for label, _ in runs) + " | " + " | ".join(sources) + " |",
+        "|---|" + "---|" * (len(runs) + len(sources)),
+    ]
+    for game in GAMES:
+        published = [GYMNAX_SETTING_PUBLISHED[s]["returns"].get(game) for s in sources]
+        done = [directory / game / "summary.json" for _, directory in runs]
+        if all(v is None for v in published) and not any(path.is_file() for path in done):
+            continue
+        cells = []
+        for path in done:
+            if path.is_file():
+                frames = json.loads(path.read_text())["frames_per_seed"]
+                v = last_returns(path.parent)
+                cells.append(f"{v.mean():.1f} ± {v.std():.1f} at {frames / 1e6:g}M frames")
+            else:
+                cells.append("-")
+        cells += ["-" if v is None else str(v) for v in published]
+        lines.append(f"| {game.split('-')[0]} | " + " | ".join(cells) + " |")
+    notes = "; ".join(f"{name}: {entry['how']} ({entry['source']})" for name, entry in GYMNAX_SETTING_PUBLISHED.items())
+    return [*lines, "", f"Ours: mean ± sd over seeds of the last-100 training return. Published: {notes}."]
+
+
+def gymnax_report(args) -> None:
+    """The results page's gymnax-setting section: `GYMNAX_PROTOCOL`'s runs beside the published returns."""
+    runs = [(f"{e.algo.upper()} (`{e.preset}`), {SEEDS} seeds", args.results / e.name) for e in GYMNAX_PROTOCOL]
+    pending = [f"{e.name} on {g}" for e, g in planned_runs("gymnax") if not finished(args.results, e, g)]
+    lines = [
+        GYMNAX_START,
+        "",
+        "<!-- Generated by `python -m maxatar_agents.results report --setting gymnax --readme docs/results.md` from "
+        "benchmarks/results/agents/gymnax/; edit maxatar_agents/results.py, not this. -->",
+        "",
+        "PQN and PPO in **gymnax's setting** (no sticky actions, the minimal action set, gymnax's time limits: "
+        "`maxatar.make(id, setting=\"gymnax\")`), with the same presets as above, at the "
+        f"{GYMNAX_FRAMES / 1e6:g}M frames per seed of gymnax-blines, PureJaxRL and purejaxql "
+        f"({SEEDS} seeds in one vmapped program, `python -m maxatar_agents.results run --setting gymnax`), beside the "
+        "returns published for that setting. No source publishes a Seaquest return. Each published figure is "
+        "what its note below says it is (an evaluation of the source's trained agent), ours the mean over seeds of "
+        "the last 100 training episodes, as in the table above.",
+        "",
+        *like_for_like_lines(runs),
+        "",
+    ]
+    if pending:
+        lines += [f"Not trained yet ({len(pending)} of {len(planned_runs('gymnax'))} runs; `run --setting gymnax "
+                  f"--resume` trains them, each twice the frames of its MinAtar-setting run above): "
+                  f"{', '.join(pending)}.", ""]  # fmt: skip
+    lines.append(GYMNAX_END)
+    section = "\n".join(lines)
+    print(section)
+    if args.readme:
+        replace_section(args.readme, section, GYMNAX_START, GYMNAX_END)
 
 
 def short_table(args) -> str:
@@ -636,7 +753,9 @@ def main() -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="train the protocol's runs in turn")
     r.add_argument("--resume", action="store_true", help="continue an interrupted run and train the rest")
-    r.add_argument("--algos", nargs="+", choices=sorted({e.algo for e in PROTOCOL}), help="only these agents")
+    r.add_argument(
+        "--algos", nargs="+", choices=sorted({e.algo for e in PROTOCOL + GYMNAX_PROTOCOL}), help="only these agents"
+    )
     r.add_argument("--games", nargs="+", default=GAMES, choices=GAMES, help="only these games")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
     r.add_argument("--no-export", action="store_true", help="do not update the shipped policies after each run")
@@ -652,13 +771,20 @@ def main() -> None:
     p.add_argument("--front-door", type=Path, help="rewrite this file's short results table: README.md")
     p.add_argument("--figures", type=Path, default=FIGURES, help="where the PNG per game goes")
     for s in (r, e, p):
-        s.add_argument("--results", type=Path, default=RESULTS, help="the committed results files")
-        s.add_argument("--runs", type=Path, default=RUNS, help="the runs' checkpoints (not committed)")
+        s.add_argument("--results", type=Path, help="the committed results files (default: results_dir(setting))")
+        s.add_argument("--runs", type=Path, help="the runs' checkpoints, not committed (default: runs_dir(setting))")
+    for s in (r, p):
+        s.add_argument(
+            "--setting", choices=SETTINGS, default="minatar", help="MinAtar's (the table) or gymnax's (like-for-like)"
+        )
+    e.set_defaults(setting="minatar")
     for s in (r, e):
         s.add_argument("--pretrained", type=Path, default=PRETRAINED, help="where the shipped policies go")
         s.add_argument("--gifs", type=Path, default=GIFS, help="where the GIFs of trained play go")
     r.set_defaults(force=False)
     args = parser.parse_args()
+    args.results = args.results or results_dir(args.setting)
+    args.runs = args.runs or runs_dir(args.setting)
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     start = time.time()
     {"run": run, "export": export, "report": report}[args.command](args)

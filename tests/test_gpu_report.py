@@ -5,7 +5,7 @@ cut run and a figure read from a stopped process's log as such."""
 from pathlib import Path
 
 from benchmarks import gpu
-from benchmarks.sections import replace_section
+from maxatar_agents.pages import replace_section
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path("benchmarks/results/gpu_h200")

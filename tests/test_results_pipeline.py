@@ -17,7 +17,7 @@ from maxatar_agents import results as mr
 
 def namespace(tmp_path, **extra) -> argparse.Namespace:
     paths = {name: tmp_path / name for name in ("results", "runs", "pretrained", "gifs", "figures")}
-    return argparse.Namespace(**paths, **extra)
+    return argparse.Namespace(**paths, **({"setting": "minatar"} | extra))
 
 
 def write_run(results, entry: mr.Entry, game: str, finals: list[float], greedy: list[float]) -> None:
@@ -128,6 +128,50 @@ def test_the_parts_of_a_run_merge_into_one_run_and_ship_the_best_seeds_part(tmp_
     assert f"{tmp_path / 'runs' / 'dqn-minatar' / 'Breakout-v0' / 'seeds-1'}" in capsys.readouterr().err
 
 
+GYMNAX_PQN = mr.GYMNAX_PROTOCOL[0]
+
+
+def test_the_like_for_like_runs_are_pqn_and_ppo_in_gymnax_setting_at_the_papers_budget(tmp_path):
+    assert [(e.algo, e.setting) for e in mr.GYMNAX_PROTOCOL] == [("pqn", "gymnax"), ("ppo", "gymnax")]
+    # Only the games some source publishes a gymnax-setting return for (none publishes Seaquest).
+    assert "Seaquest-v0" not in GYMNAX_PQN.games and "Breakout-v0" in GYMNAX_PQN.games
+    argv = mr.agent_argv(GYMNAX_PQN, "Breakout-v0", tmp_path / "x", resume=False)
+    assert argv[argv.index("--env-setting") + 1] == "gymnax" and argv[argv.index("--total-steps") + 1] == "10000000"
+    assert "--env-setting" not in mr.agent_argv(mr.PROTOCOL[0], "Breakout-v0", tmp_path / "x", resume=False)
+    assert mr.planned_runs("gymnax") == [(e, g) for e in mr.GYMNAX_PROTOCOL for g in e.games]
+    assert mr.results_dir("gymnax") == Path("benchmarks/results/agents/gymnax") and mr.results_dir("minatar") == mr.RESULTS
+    assert mr.runs_dir("gymnax") == Path("runs/gymnax_results") and mr.runs_dir("minatar") == mr.RUNS
+
+
+def test_the_gymnax_setting_table_sets_the_runs_beside_the_published_returns(tmp_path, capsys, monkeypatch):
+    results = tmp_path / "results"
+    write_run(results, GYMNAX_PQN, "Breakout-v0", [20.0, 30.0, 25.0], [21.0, 31.0, 26.0])
+    page = tmp_path / "results.md"
+    page.write_text(f"{mr.README_START}\nkept\n{mr.README_END}\n{mr.GYMNAX_START}\nold\n{mr.GYMNAX_END}\n")
+    mr.report(namespace(tmp_path, readme=page, setting="gymnax"))
+    text = page.read_text()
+    assert "kept" in text and "old" not in text  # only its own section is rewritten
+    rows = {line.split(" | ")[0]: line for line in text.splitlines() if line.startswith("| ")}
+    # The last logged point of each seed (write_run's metrics end at 2000 frames), then each source's figure.
+    assert rows["| Breakout"] == "| Breakout | 25.0 ± 4.1 at 0.002M frames | - | 28 | 22.88 |"
+    assert rows["| Asterix"] == "| Asterix | - | - | 15 | 14.95 |" and "| Seaquest" not in rows
+    assert "pqn-minatar on Asterix-v0" in text and "pqn-minatar on Breakout-v0" not in text  # still to train
+    # A finished gymnax-setting run ships no policy: the shipped ones play MinAtar's setting.
+    monkeypatch.setattr(mr, "export", lambda args: pytest.fail("exported a gymnax-setting run"))
+    mr.finish_run(GYMNAX_PQN, "Breakout-v0", namespace(tmp_path, no_export=False, setting="gymnax"))
+
+
+def test_the_setting_picks_the_protocol_and_its_directories(monkeypatch, capsys):
+    monkeypatch.setattr(mr, "run", lambda args: print(args.setting, args.results, args.runs))
+    monkeypatch.setattr(sys, "argv", ["results", "run", "--setting", "gymnax"])
+    mr.main()
+    assert capsys.readouterr().out.split()[:3] == ["gymnax", "benchmarks/results/agents/gymnax", "runs/gymnax_results"]
+    monkeypatch.setattr(sys, "argv", ["results", "run", "--setting", "pgx"])
+    with pytest.raises(SystemExit):
+        mr.main()
+    assert "--setting: invalid choice: 'pgx'" in capsys.readouterr().err
+
+
 def test_the_machine_note_names_the_widest_vector_extension_that_wall_clocks_depend_on():
     from maxatar_agents.machine import cpu_description, cpu_flags, vector_isa
 
@@ -149,6 +193,7 @@ def test_the_results_page_is_what_report_builds_from_the_committed_results(tmp_p
     args = namespace(tmp_path, readme=page, front_door=front)
     args.results, args.figures = root / mr.RESULTS, mr.FIGURES
     mr.report(args)
+    mr.report(argparse.Namespace(**(vars(args) | {"setting": "gymnax", "results": mr.results_dir("gymnax")})))
     assert page.read_text() == (root / mr.PAGE).read_text(), f"{mr.PAGE} is stale: run `report --readme {mr.PAGE}`"
     drawn = sorted(p.name for p in (tmp_path / mr.FIGURES).iterdir())
     assert drawn == sorted(p.name for p in (root / mr.FIGURES).glob("*.png")) and len(drawn) == len(mr.GAMES) + 1

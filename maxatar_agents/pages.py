@@ -1,5 +1,6 @@
-"""A generated section of a Markdown page: the text between two HTML-comment markers, which the benchmark that
-owns it rewrites from its results files (and a test checks against them), leaving the rest of the page alone."""
+"""A generated section of a Markdown page: the text between two HTML-comment markers, which the script that owns
+it (a benchmark, or the results report) rewrites from its results files (and a test checks against them), leaving
+the rest of the page alone. In the package, not in benchmarks/, so that the installed results report can use it."""
 
 from __future__ import annotations
 
