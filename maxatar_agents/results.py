@@ -599,7 +599,8 @@ def report(args) -> None:
         f"program on a 2-core CPU (`python -m maxatar_agents.results run`; resumable with `--resume`). "
         "*Final* is MinAtar's measure: the mean return of the last 100 training episodes at the end of the run; "
         "*greedy* is the final policy's (greedy, or most probable action) mean return over 100 evaluation "
-        "episodes. Both are mean ± standard deviation over seeds (range). Wall-clock is the training time of the "
+        "episodes, and for SAC, whose policy is stochastic, also the mean over seeds of the policy played as "
+        "trained (actions sampled; `final_eval_sampled_return_mean` in its summary.json). Both are mean ± standard deviation over seeds (range). Wall-clock is the training time of the "
         f"{SEEDS} seeds together, compilation excluded, on a machine shared with other jobs; the runs were trained "
         "over several sessions on 2-core machines that are not all alike (one with AVX-512 trains these small "
         "networks about twice as fast as one with AVX2 only), and each run's summary.json records its machine "
@@ -641,9 +642,12 @@ def report(args) -> None:
             frames, table = curve_table(rows)
             curves[f"{entry.algo.upper()} {entry.preset}"] = (frames, table)
             minutes = f"{summary['wall_time'] / 60:.0f} min" + (f" ({so_far})" if so_far else "")
+            greedy = spread(summary["final_eval_return_per_seed"])
+            if summary.get("final_eval_sampled_return_per_seed"):  # a stochastic policy: its sampled play too
+                greedy += f"; sampled {np.mean(summary['final_eval_sampled_return_per_seed']):.1f}"
             lines.append(
                 f"| {game.split('-')[0]} | {label} | {summary['frames_per_seed'] / 1e6:.1f}M | "
-                f"{spread(table[:, -1])} | {spread(summary['final_eval_return_per_seed'])} | {minutes} | "
+                f"{spread(table[:, -1])} | {greedy} | {minutes} | "
                 f"{MINATAR_DQN[game]} | {MINATAR_AC[game]} | {PGX_PPO[game]} | ~{PGX_PPO_5M[game]} |"
             )
         if curves:

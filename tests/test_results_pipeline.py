@@ -81,6 +81,13 @@ def test_report_rebuilds_the_table_and_curves_from_the_results_files(tmp_path, c
     assert rows[0].startswith("| Breakout | PQN (`minatar`) | 0.0M | 12.0 ± 1.6 (10.0-14.0) | 13.0 ± 1.6 (11.0-15.0) |")
     assert "| 10 min | 10 | 17.5 | 50 | ~5 |" in rows[0] and rows[1].startswith("| Breakout | PPO (`minatar`)")
     assert "dqn-fast on Breakout-v0" in text  # what is still to train is listed
+    sac = next(e for e in mr.PROTOCOL if e.algo == "sac")
+    write_run(results, sac, "Breakout-v0", [1, 1, 1], [2, 2, 2])
+    summary = mr.result_dir(results, sac, "Breakout-v0") / "summary.json"
+    summary.write_text(json.dumps(json.loads(summary.read_text()) | {"final_eval_sampled_return_per_seed": [3, 4, 5]}))
+    mr.report(namespace(tmp_path, readme=None))
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| Breakout | SAC"))
+    assert "| 2.0 ± 0.0 (2.0-2.0); sampled 4.0 |" in row  # a stochastic policy's sampled play beside its greedy
     assert (tmp_path / "figures" / "breakout.png").stat().st_size > 10_000
     assert not (tmp_path / "figures" / "asterix.png").exists()
 
