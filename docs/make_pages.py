@@ -67,9 +67,16 @@ def split_docstring(doc: str) -> tuple[str, str]:
     return "\n".join(lines).strip(), ""
 
 
+def results_lines() -> list[str]:
+    """The lines of docs/results.md's table in MinAtar's setting (its first generated section, not the
+    like-for-like table below it)."""
+    text = (DOCS / "results.md").read_text()
+    return text[text.index("<!-- results:start -->") : text.index("<!-- results:end -->")].splitlines()
+
+
 def results_rows(game_row: str) -> list[str]:
     """The header and this game's rows of the results table on docs/results.md."""
-    text = (DOCS / "results.md").read_text().splitlines()
+    text = results_lines()
     header = [line for line in text if line.startswith("| game | agent")]
     rows = [line for line in text if line.startswith(f"| {game_row} |")]
     return [*header[:1], *rows]
@@ -157,7 +164,7 @@ def page(env_id: str) -> tuple[str, str]:
     rows = results_rows(result_row) if result_row else []
     if len(rows) > 1:
         out += [
-            "From [the results](../results.md) (MinAtar's setting, 3 seeds per run):",
+            "From [the results](../results.md) (MinAtar's setting; the seeds of each row so far):",
             "",
             rows[0],
             "|" + "---|" * (rows[0].count("|") - 1),
@@ -211,13 +218,13 @@ def agent_page(algo: str) -> str:
         "",
     ]
     out += ["## Results on the MinAtar games", ""]
-    text = (DOCS / "results.md").read_text().splitlines()
+    text = results_lines()
     header = [line for line in text if line.startswith("| game | agent")]
     label = AGENTS[algo].split()[0]
     rows = [line for line in text if line.startswith("| ") and f"| {label} (`" in line]
     if header and rows:
         out += [
-            "From [the results](../results.md) (MinAtar's setting, 3 seeds per run):",
+            "From [the results](../results.md) (MinAtar's setting; the seeds of each row so far):",
             "",
             header[0],
             "|" + "---|" * (header[0].count("|") - 1),

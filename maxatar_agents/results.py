@@ -4,9 +4,10 @@ the like-for-like table: PQN and PPO in gymnax's setting at the budget of the pa
 published returns (`--setting gymnax`).
 
 MinAtar's setting is the environments' default: sticky actions 0.1, difficulty ramping, the full action set.
-The protocol (`PROTOCOL`): each agent with its own preset for the games, 3 seeds trained together in one
-vmapped program, at most MinAtar's 5M frames per seed; DQN's `minatar` preset (MinAtar's `examples/dqn.py`,
-the paper's protocol) on two games besides, its 3 seeds trained one process each (see `Entry.seeds_per_process`).
+The protocol (`PROTOCOL`): each agent with its own preset for the games, 10 seeds (PQN, PPO) or 5 (DQN `fast`,
+SAC), trained in parts of a few seeds vmapped together in one program, at most MinAtar's 5M frames per seed;
+DQN's `minatar` preset (MinAtar's `examples/dqn.py`, the paper's protocol) on two games besides, its 3 seeds
+trained one process each (see `Entry.seed_parts`).
 
     python -m maxatar_agents.results run            # every run of the protocol in turn (hours on a CPU)
     python -m maxatar_agents.results run --resume   # after any interruption: continue where it stopped
@@ -88,50 +89,58 @@ CHECK_EPISODES = 10  # episodes of the fixed evaluation a shipped policy records
 @dataclasses.dataclass(frozen=True)
 class Entry:
     """One agent with one preset on some games, in an environment setting (`maxatar.settings`: "minatar", the
-environments' default, or "gymnax"); `frames` caps the preset's frames per seed (None: its own).
+    environments' default, or "gymnax"); `frames` caps the preset's frames per seed (None: its own).
 
-    `seeds_per_process` below SEEDS trains the seeds in turn, that many per process (a *part*, with its own
-    checkpoint and result files under `seeds-<first seed>/`), and merges the parts' results once all are done:
-    for runs too long to finish in one sitting, where vmapping the seeds gains little."""
+    Its seeds train in *parts*, `seed_parts` seeds each, one process per part, in order: (3, 7) trains seeds 0-2
+    in one vmapped program, then seeds 3-9 in another. With several parts each has its own checkpoint and result
+    files under `seeds-<first seed>/`, the run's are merged from them once all are done, and the table shows the
+    seeds of the finished parts meanwhile. Parts keep each process short enough to finish in one sitting, and
+    let a run grow by more seeds without training its first ones again."""
 
     algo: str
     preset: str
     games: tuple[str, ...]
     frames: int | None
-    seeds_per_process: int = SEEDS
+    seed_parts: tuple[int, ...] = (SEEDS,)
     setting: str = "minatar"
 
     @property
     def name(self) -> str:
         return f"{self.algo}-{self.preset}"
 
+    @property
+    def seeds(self) -> int:
+        return sum(self.seed_parts)
+
     def parts(self) -> list[tuple[int, int]]:
-        """(first seed, number of seeds) of each process the SEEDS seeds train in."""
-        step = self.seeds_per_process
-        return [(first, min(step, SEEDS - first)) for first in range(0, SEEDS, step)]
+        """(first seed, number of seeds) of each part, in the order they train."""
+        firsts = np.cumsum((0, *self.seed_parts[:-1]))
+        return [(int(first), count) for first, count in zip(firsts, self.seed_parts, strict=True)]
 
     def part_name(self, first: int) -> str:
         """The subdirectory of a part's checkpoint and result files ('' when the seeds train together)."""
-        return "" if self.seeds_per_process >= SEEDS else f"seeds-{first}"
+        return "" if len(self.seed_parts) == 1 else f"seeds-{first}"
 
     def part_dir(self, game: str, first: int) -> Path:
         """Where a part's files go below --runs (its checkpoint) and below --results (its result files)."""
         return Path(self.name, game, self.part_name(first))
 
 
-# In the order they run: the fastest agents first, so the table and the shipped policies fill in early.
+# In the order they run: the fastest agents first, so the table and the shipped policies fill in early. Seeds: 10
+# for PQN and PPO (minutes on a GPU), 5 for the slower DQN `fast` and SAC, so that the bootstrap intervals of the
+# aggregate rest on more than 3 runs a game; each trained 3 first (the table's first protocol), then the rest.
 PROTOCOL = (
-    Entry("pqn", "minatar", tuple(GAMES), MINATAR_FRAMES),
-    Entry("ppo", "minatar", tuple(GAMES), MINATAR_FRAMES),
-    Entry("dqn", "fast", tuple(GAMES), None),
-    Entry("sac", "fast", tuple(GAMES), None),
+    Entry("pqn", "minatar", tuple(GAMES), MINATAR_FRAMES, seed_parts=(3, 7)),
+    Entry("ppo", "minatar", tuple(GAMES), MINATAR_FRAMES, seed_parts=(3, 7)),
+    Entry("dqn", "fast", tuple(GAMES), None, seed_parts=(3, 2)),
+    Entry("sac", "fast", tuple(GAMES), None, seed_parts=(3, 2)),
     # One update of 32 samples per frame for 5M frames: 3 seeds together take about 3.1 hours on a 2-core CPU
     # with AVX-512 (1349 seed-frames/s with 4 seeds vmapped against 1444 frames/s with 1, README "DQN `minatar`
     # preset against MinAtar's PyTorch") and about 7 on one with AVX2 only (610 frames/s with 1), longer than the
     # sessions this table is trained in (their end stops the job); one seed per process takes 1 to 2.3 hours,
     # and a finished part's result files are committed. `--runs` outside the work tree keeps a part's checkpoint
     # for a later session on the same machine.
-    Entry("dqn", "minatar", ("Breakout-v0", "SpaceInvaders-v0"), None, seeds_per_process=1),
+    Entry("dqn", "minatar", ("Breakout-v0", "SpaceInvaders-v0"), None, seed_parts=(1, 1, 1)),
 )
 
 
@@ -176,9 +185,10 @@ def part_finished(results: Path, entry: Entry, game: str, first: int) -> bool:
     return (results / entry.part_dir(game, first) / "summary.json").is_file()
 
 
-def agent_argv(entry: Entry, game: str, out: Path, resume: bool, first: int = 0, count: int = SEEDS) -> list[str]:
+def agent_argv(entry: Entry, game: str, out: Path, resume: bool, first: int = 0, count: int | None = None) -> list[str]:
     """The agent command line of one run, or of its part training `count` seeds from `first` (what a user would
     type after `python -m maxatar_agents.<algo>`)."""
+    count = entry.seed_parts[0] if count is None else count
     argv = ["--env", f"maxatar/{game}", "--preset", entry.preset, "--seeds", str(count), "--out", str(out)]
     argv += ["--seed", str(first)]
     if entry.setting != "minatar":
@@ -215,8 +225,10 @@ def combine_parts(parts: list[Path]) -> tuple[str, dict]:
     summaries = [json.loads((part / "summary.json").read_text()) for part in parts]
     merged = {k: v for k, v in summaries[0].items() if k not in ("compile_time_last_session", "checkpoint")}
     merged["seeds"] = [seed for s in summaries for seed in s["seeds"]]
-    merged["final_eval_return_per_seed"] = [r for s in summaries for r in s["final_eval_return_per_seed"]]
-    merged["final_eval_return_mean"] = float(np.mean(merged["final_eval_return_per_seed"]))
+    for evaluation in ("final_eval", "final_eval_sampled"):  # the greedy and, where kept, the sampled returns
+        if all(f"{evaluation}_return_per_seed" in s for s in summaries):
+            merged[f"{evaluation}_return_per_seed"] = [r for s in summaries for r in s[f"{evaluation}_return_per_seed"]]
+            merged[f"{evaluation}_return_mean"] = float(np.mean(merged[f"{evaluation}_return_per_seed"]))
     merged["wall_time"] = sum(s["wall_time"] for s in summaries)
     merged["frames_per_second_all_seeds"] = merged["frames_per_seed"] * len(merged["seeds"]) / merged["wall_time"]
     merged["machine_at_start"] = summaries[0]["machine_at_start"]
@@ -381,7 +393,7 @@ def keep_part(entry: Entry, game: str, first: int, load_before: str | None, args
     """A finished part's result files kept; when it was its run's last part, the run finished."""
     part = entry.part_dir(game, first)
     keep_results(args.runs, args.results, part, load_before, machine(), runs_dir(entry.setting))
-    print(f"{entry.name} on {game} {entry.part_name(first) or f'{SEEDS} seeds'}: done", flush=True)
+    print(f"{entry.name} on {game} {entry.part_name(first) or f'{entry.seeds} seeds'}: done", flush=True)
     if all(part_finished(args.results, entry, game, f) for f, _ in entry.parts()):
         finish_run(entry, game, args)
 
@@ -595,13 +607,16 @@ def report(args) -> None:
         "benchmarks/results/agents/minatar/; edit maxatar_agents/results.py, not this. -->",
         "",
         f"Every agent on every MinAtar game in **MinAtar's setting** (sticky actions 0.1, difficulty ramping, full "
-        f"action set), each with its own preset for the games, {SEEDS} seeds trained together in one vmapped "
-        f"program on a 2-core CPU (`python -m maxatar_agents.results run`; resumable with `--resume`). "
+        "action set), each with its own preset for the games, on a 2-core CPU (`python -m maxatar_agents.results "
+        "run`; resumable with `--resume`). The protocol has 10 seeds for PQN and PPO and 5 for DQN `fast` and SAC, "
+        f"trained in parts, a few seeds vmapped together in one program each ({SEEDS} first, then the rest); the "
+        "*seeds* column says how many a row has so far. "
         "*Final* is MinAtar's measure: the mean return of the last 100 training episodes at the end of the run; "
         "*greedy* is the final policy's (greedy, or most probable action) mean return over 100 evaluation "
         "episodes, and for SAC, whose policy is stochastic, also the mean over seeds of the policy played as "
-        "trained (actions sampled; `final_eval_sampled_return_mean` in its summary.json). Both are mean ± standard deviation over seeds (range). Wall-clock is the training time of the "
-        f"{SEEDS} seeds together, compilation excluded, on a machine shared with other jobs; the runs were trained "
+        "trained (actions sampled; `final_eval_sampled_return_mean` in its summary.json). Both are mean ± "
+        "standard deviation over seeds (range). Wall-clock is the training time of the row's seeds (its parts' "
+        "times summed), compilation excluded, on a machine shared with other jobs; the runs were trained "
         "over several sessions on 2-core machines that are not all alike (one with AVX-512 trains these small "
         "networks about twice as fast as one with AVX2 only), and each run's summary.json records its machine "
         "and load average. DQN's `minatar` preset (MinAtar's `examples/dqn.py`: one update per frame, 1 to 2.3 "
@@ -619,10 +634,9 @@ def report(args) -> None:
         "the minimal action set, and after 5M frames (its budget's first quarter, the frames used here) as read "
         "off its learning curves (roughly: their axis is seconds).",
         "",
-        "| game | agent (preset) | frames per seed | final (last 100 episodes) | greedy (100 episodes) | "
-        "wall-clock, 3 seeds | MinAtar DQN | MinAtar AC(0.8) | pgx PPO (20M, minimal actions) | pgx PPO at 5M "
-        "(read off) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| game | agent (preset) | seeds | frames per seed | final (last 100 episodes) | greedy (100 episodes) | "
+        "wall-clock | MinAtar DQN | MinAtar AC(0.8) | pgx PPO (20M, minimal actions) | pgx PPO at 5M (read off) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     pending = []
     for game in GAMES:
@@ -632,21 +646,22 @@ def report(args) -> None:
                 continue
             found = run_results(args.results, entry, game)
             seeds = 0 if found is None else len(found[0]["seeds"])
-            if seeds < SEEDS:
-                pending.append(f"{entry.name} on {game}" + (f" ({seeds} of {SEEDS} seeds done)" if seeds else ""))
+            if seeds < entry.seeds:
+                done = f" ({seeds} of {entry.seeds} seeds done)" if seeds else ""
+                pending.append(f"{entry.name} on {game}{done}")
             if found is None:
                 continue
             summary, rows = found
-            so_far = "" if seeds == SEEDS else f"{seeds} of {SEEDS}"
-            label = f"{entry.algo.upper()} (`{entry.preset}`)" + (f", {so_far} seeds so far" if so_far else "")
+            label = f"{entry.algo.upper()} (`{entry.preset}`)"
+            count = str(seeds) if seeds == entry.seeds else f"{seeds} of {entry.seeds}"
             frames, table = curve_table(rows)
             curves[f"{entry.algo.upper()} {entry.preset}"] = (frames, table)
-            minutes = f"{summary['wall_time'] / 60:.0f} min" + (f" ({so_far})" if so_far else "")
+            minutes = f"{summary['wall_time'] / 60:.0f} min"
             greedy = spread(summary["final_eval_return_per_seed"])
             if summary.get("final_eval_sampled_return_per_seed"):  # a stochastic policy: its sampled play too
                 greedy += f"; sampled {np.mean(summary['final_eval_sampled_return_per_seed']):.1f}"
             lines.append(
-                f"| {game.split('-')[0]} | {label} | {summary['frames_per_seed'] / 1e6:.1f}M | "
+                f"| {game.split('-')[0]} | {label} | {count} | {summary['frames_per_seed'] / 1e6:.1f}M | "
                 f"{spread(table[:, -1])} | {greedy} | {minutes} | "
                 f"{MINATAR_DQN[game]} | {MINATAR_AC[game]} | {PGX_PPO[game]} | ~{PGX_PPO_5M[game]} |"
             )
@@ -707,7 +722,7 @@ def like_for_like_lines(runs: list[tuple[str, Path]]) -> list[str]:
 
 def gymnax_report(args) -> None:
     """The results page's gymnax-setting section: `GYMNAX_PROTOCOL`'s runs beside the published returns."""
-    runs = [(f"{e.algo.upper()} (`{e.preset}`), {SEEDS} seeds", args.results / e.name) for e in GYMNAX_PROTOCOL]
+    runs = [(f"{e.algo.upper()} (`{e.preset}`), {e.seeds} seeds", args.results / e.name) for e in GYMNAX_PROTOCOL]
     pending = [f"{e.name} on {g}" for e, g in planned_runs("gymnax") if not finished(args.results, e, g)]
     lines = [
         GYMNAX_START,

@@ -21,15 +21,18 @@ def namespace(tmp_path, **extra) -> argparse.Namespace:
 
 
 def write_run(results, entry: mr.Entry, game: str, finals: list[float], greedy: list[float]) -> None:
-    """A finished run's two result files, as `keep_results` leaves them."""
+    """A finished run's two result files, as `keep_results` leaves them (in its first part's directory when the
+    entry trains its seeds in parts)."""
     write_result_files(
-        mr.result_dir(results, entry, game),
+        mr.result_dir(results, entry, game) / entry.part_name(0),
         finals,
         greedy,
         seeds=list(range(len(finals))),
         env_id=f"maxatar/{game}",
         algorithm=entry.algo,
         preset=entry.preset,
+        machine_at_start="load 0.1",
+        machine_at_end="load 0.2",
     )
 
 
@@ -78,12 +81,14 @@ def test_report_rebuilds_the_table_and_curves_from_the_results_files(tmp_path, c
     text = readme.read_text()
     assert text.startswith("intro\n") and text.endswith("\noutro\n") and "old" not in text
     rows = [line for line in text.splitlines() if line.startswith("| Breakout")]
-    assert rows[0].startswith("| Breakout | PQN (`minatar`) | 0.0M | 12.0 ± 1.6 (10.0-14.0) | 13.0 ± 1.6 (11.0-15.0) |")
+    assert rows[0].startswith(
+        "| Breakout | PQN (`minatar`) | 3 of 10 | 0.0M | 12.0 ± 1.6 (10.0-14.0) | 13.0 ± 1.6 (11.0-15.0) |"
+    )  # the seeds of its first part, of the protocol's 10
     assert "| 10 min | 10 | 17.5 | 50 | ~5 |" in rows[0] and rows[1].startswith("| Breakout | PPO (`minatar`)")
-    assert "dqn-fast on Breakout-v0" in text  # what is still to train is listed
+    assert "dqn-fast on Breakout-v0" in text and "pqn-minatar on Breakout-v0 (3 of 10 seeds done)" in text
     sac = next(e for e in mr.PROTOCOL if e.algo == "sac")
     write_run(results, sac, "Breakout-v0", [1, 1, 1], [2, 2, 2])
-    summary = mr.result_dir(results, sac, "Breakout-v0") / "summary.json"
+    summary = mr.result_dir(results, sac, "Breakout-v0") / sac.part_name(0) / "summary.json"
     summary.write_text(json.dumps(json.loads(summary.read_text()) | {"final_eval_sampled_return_per_seed": [3, 4, 5]}))
     mr.report(namespace(tmp_path, readme=None))
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| Breakout | SAC"))
@@ -96,7 +101,7 @@ DQN_PAPER = next(e for e in mr.PROTOCOL if (e.algo, e.preset) == ("dqn", "minata
 
 
 def test_a_run_too_long_for_one_sitting_trains_its_seeds_one_process_each(tmp_path):
-    assert DQN_PAPER.parts() == [(0, 1), (1, 1), (2, 1)] and mr.PROTOCOL[0].parts() == [(0, mr.SEEDS)]
+    assert DQN_PAPER.parts() == [(0, 1), (1, 1), (2, 1)] and mr.PROTOCOL[0].parts() == [(0, 3), (3, 7)]
     out = tmp_path / "runs" / "dqn-minatar" / "Breakout-v0" / DQN_PAPER.part_name(2)
     argv = mr.agent_argv(DQN_PAPER, "Breakout-v0", out, resume=False, first=2, count=1)
     assert argv[argv.index("--seeds") + 1] == "1" and argv[argv.index("--seed") + 1] == "2"
@@ -115,8 +120,8 @@ def test_the_parts_of_a_run_merge_into_one_run_and_ship_the_best_seeds_part(tmp_
             out = capsys.readouterr().out
             assert "dqn-minatar on Breakout-v0 (1 of 3 seeds done)" in out
             row = next(line for line in out.splitlines() if "DQN (`minatar`)" in line)
-            assert "1 of 3 seeds so far" in row and "| 10.0 (1 seed) | 20.0 (1 seed) |" in row  # no spread of one
-            assert "| 10 min (1 of 3) |" in row and not (run / "summary.json").exists()
+            assert "| DQN (`minatar`) | 1 of 3 |" in row and "| 10.0 (1 seed) | 20.0 (1 seed) |" in row  # no spread
+            assert "| 10 min |" in row and not (run / "summary.json").exists()
     assert not mr.finished(results, DQN_PAPER, "Breakout-v0")
     # All its parts kept but the run not merged (interrupted just after): `run --resume` merges it, training nothing.
     monkeypatch.setattr(mr, "PROTOCOL", (DQN_PAPER,))
