@@ -13,8 +13,8 @@ the seeds' mean return over their last 100 training episodes reaches MinAtar's p
 (`maxatar_agents.published.MINATAR_DQN`). A run stopped by the cap reports its frames per second, from which
 the whole run's time is extrapolated (marked as such). `dqn` times the `minatar` preset (one update per frame)
 after its 5,000 random frames, on both implementations, and extrapolates each to 5M frames. `report` also sets
-the runs of the GPU suite's `gymnax` stage (`agents/<algo>-gymnax-<n>seeds/`) beside the returns published for
-gymnax's setting.
+the runs of the GPU suite's `gymnax` stage (`agents_gymnax/`, the results pipeline's layout) beside the returns
+published for gymnax's setting.
 """
 
 from __future__ import annotations
@@ -315,13 +315,13 @@ def throughput_table(rows: list[dict]) -> list[str]:
 
 
 def like_for_like_table(out: Path) -> list[str]:
-    """PQN and PPO trained in gymnax's setting (the `gymnax` stage's runs under out/agents/) beside the returns
+    """PQN and PPO trained in gymnax's setting (the `gymnax` stage's runs, out/agents_gymnax/) beside the returns
     published for that setting: the results page's like-for-like table (`results.like_for_like_lines`)."""
-    from maxatar_agents.results import like_for_like_lines
+    from maxatar_agents.results import GYMNAX_PROTOCOL, like_for_like_lines
 
-    runs = sorted(path for path in out.glob("agents/*-gymnax-*seeds") if path.is_dir())
-    labels = [f"{run.name.split('-')[0].upper()}, {run.name.split('-')[-1].replace('seeds', ' seeds')}" for run in runs]
-    return like_for_like_lines(list(zip(labels, runs, strict=True)))
+    runs = [out / "agents_gymnax" / entry.name for entry in GYMNAX_PROTOCOL]
+    runs = [run for run in runs if any(run.glob("*/summary.json"))]
+    return like_for_like_lines([(f"{run.name.split('-')[0].upper()} (`minatar`)", run) for run in runs])
 
 
 def card(out: Path) -> str:

@@ -112,27 +112,19 @@ run_stage() {
         stage dqn 70 python3 -m benchmarks.gpu dqn --seeds "$SEEDS" --frames "$DQN_FRAMES" \
             --reference .gpu/minatar_dqn.py --reference-frames "$REF_FRAMES" --out "$W"
         ;;
-    sac) # the results table's SAC rows (issue 38; about 40 min per game on a 2-core CPU) through the resumable
-        # results pipeline, every game at once (--jobs: one process each, so their wall-clock times are the card's)
-        local games=("${ALGO_GAMES[@]/%/-v0}")
-        echo "python -m maxatar_agents.results run --algos sac --games ${games[*]} --jobs ${#games[@]}" \
-            "--no-export --no-progress --results agents_minatar" >>"$W/commands.txt"
-        stage sac 540 python3 -m maxatar_agents.results run --algos sac --games "${games[@]}" \
-            --jobs "${#games[@]}" --no-export --no-progress --results "$W/agents_minatar" --runs /tmp/runs
-        ;;
-    seeds10 | gymnax) # issue 38: PQN and PPO with 10 seeds through their own command line, in MinAtar's setting
-        # (the presets' 5M frames) or in gymnax's at the 10M frames that PureJaxRL and gymnax-blines report
-        local algo game setting=minatar extra=()
-        [[ $1 == gymnax ]] && setting=gymnax extra=(--env-setting gymnax --total-steps 10000000)
-        for algo in pqn ppo; do
-            for game in "${ALGO_GAMES[@]}"; do
-                local out="agents/$algo-$setting-${SEEDS}seeds/$game-v0"
-                echo "python -m maxatar_agents.$algo --env maxatar/$game-v0 ${extra[*]} ${FRAMES[*]} --seeds $SEEDS" \
-                    "--out $out --no-progress" >>"$W/commands.txt"
-                stage "${algo}_${setting}_$game" 120 python3 -m "maxatar_agents.$algo" --env "maxatar/$game-v0" \
-                    "${extra[@]}" "${FRAMES[@]}" --seeds "$SEEDS" --out "$W/$out" --no-progress
-            done
-        done
+    sac | seeds10 | gymnax) # issue 38 through the resumable results pipeline, from a copy of the committed results
+        # so that only the protocol's missing parts train (sac: SAC's 5 seeds; seeds10: PQN's and PPO's 10; gymnax: the
+        # like-for-like runs), one process per game at once (--jobs), each allocating GPU memory as it needs it
+        local setting=minatar algos=(pqn ppo) games=("${ALGO_GAMES[@]/%/-v0}")
+        [[ $1 == sac ]] && algos=(sac)
+        [[ $1 == gymnax ]] && setting=gymnax
+        [[ -d $W/agents_$setting ]] || mkdir -p "$W/agents_$setting"
+        cp -rn "benchmarks/results/agents/$setting/." "$W/agents_$setting/" 2>/dev/null
+        echo "python -m maxatar_agents.results run --setting $setting --algos ${algos[*]} --games ${games[*]}" \
+            "--jobs ${#games[@]} --resume --no-export --no-progress --results agents_$setting" >>"$W/commands.txt"
+        stage "$1" 540 env XLA_PYTHON_CLIENT_PREALLOCATE=false python3 -m maxatar_agents.results run \
+            --setting "$setting" --algos "${algos[@]}" --games "${games[@]}" --jobs "${#games[@]}" --resume \
+            --no-export --no-progress --results "$W/agents_$setting" --runs /tmp/runs
         ;;
     profile) # where the step time goes in the rows that missed their targets (benchmarks/profile_envs.py)
         for env in CartPole-v1 Seaquest-v0; do

@@ -77,13 +77,13 @@ def test_the_dqn_table_judges_only_the_multi_seed_program():
 
 
 def test_the_gymnax_setting_runs_stand_beside_the_published_returns(tmp_path):
-    run = tmp_path / "agents" / "pqn-gymnax-10seeds" / "Breakout-v0"
+    run = tmp_path / "agents_gymnax" / "pqn-minatar" / "Breakout-v0"
     run.mkdir(parents=True)
     (run / "summary.json").write_text('{"frames_per_seed": 10000000}')
     rows = ["seed,frames,recent_return"] + [f"{s},5000000,1.0" for s in range(2)] + ["0,10000000,20", "1,10000000,30"]
     (run / "metrics.csv").write_text("\n".join(rows) + "\n")
     head, _, breakout, asterix, *_ = gpu.like_for_like_table(tmp_path)
-    assert head.startswith("| game | PQN, 10 seeds | gymnax README PPO |")
+    assert head.startswith("| game | PQN (`minatar`) | gymnax README PPO |")
     assert breakout == "| Breakout | 25.0 ± 5.0 at 10M frames | 28 | 22.88 |"  # the last logged point only
     assert asterix == "| Asterix | - | 15 | 14.95 |"
     assert gpu.like_for_like_table(tmp_path / "nothing") == []
