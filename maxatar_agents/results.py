@@ -268,8 +268,9 @@ def run(args) -> None:
 def run_pending(args) -> None:
     from maxatar_agents import checkpoint
 
-    chosen = [(e, g) for e, g in planned_runs(args.setting) if not args.algos or e.algo in args.algos]
-    plan = [(e, g) for e, g in chosen if g in args.games]
+    plan = [
+        (e, g) for e, g in planned_runs(args.setting) if (not args.algos or e.algo in args.algos) and g in args.games
+    ]
     started = [
         (e, g)
         for e, g in plan
@@ -711,7 +712,7 @@ def like_for_like_lines(runs: list[tuple[str, Path]]) -> list[str]:
             if path.is_file():
                 frames = json.loads(path.read_text())["frames_per_seed"]
                 v = last_returns(path.parent)
-                cells.append(f"{v.mean():.1f} ± {v.std():.1f} at {frames / 1e6:g}M frames")
+                cells.append(f"{v.mean():.1f} ± {v.std():.1f} ({seeds_label(v.size)}, {frames / 1e6:g}M frames)")
             else:
                 cells.append("-")
         cells += ["-" if v is None else str(v) for v in published]
@@ -722,7 +723,7 @@ def like_for_like_lines(runs: list[tuple[str, Path]]) -> list[str]:
 
 def gymnax_report(args) -> None:
     """The results page's gymnax-setting section: `GYMNAX_PROTOCOL`'s runs beside the published returns."""
-    runs = [(f"{e.algo.upper()} (`{e.preset}`), {e.seeds} seeds", args.results / e.name) for e in GYMNAX_PROTOCOL]
+    runs = [(f"{e.algo.upper()} (`{e.preset}`)", args.results / e.name) for e in GYMNAX_PROTOCOL]
     pending = [f"{e.name} on {g}" for e, g in planned_runs("gymnax") if not finished(args.results, e, g)]
     lines = [
         GYMNAX_START,
