@@ -165,7 +165,7 @@ def test_the_gymnax_setting_table_sets_the_runs_beside_the_published_returns(tmp
     assert "kept" in text and "old" not in text  # only its own section is rewritten
     rows = {line.split(" | ")[0]: line for line in text.splitlines() if line.startswith("| ")}
     # The last logged point of each seed (write_run's metrics end at 2000 frames), then each source's figure.
-    assert rows["| Breakout"] == "| Breakout | 25.0 ± 4.1 (3 seeds, 0.002M frames) | - | 28 | 22.88 |"
+    assert rows["| Breakout"] == "| Breakout | 25.0 ± 4.1; greedy 26.0 (3 seeds, 0.002M frames) | - | 28 | 22.88 |"
     assert rows["| Asterix"] == "| Asterix | - | - | 15 | 14.95 |" and "| Seaquest" not in rows
     assert "pqn-minatar on Asterix-v0" in text and "pqn-minatar on Breakout-v0" not in text  # still to train
     # A finished gymnax-setting run ships no policy: the shipped ones play MinAtar's setting.
