@@ -40,10 +40,10 @@ import numpy as np
 
 from benchmarks import options
 from benchmarks.measure import Spread
-from maxatar_agents.pages import replace_section
 from maxatar_agents import dqn
 from maxatar_agents.configs import default_preset, make_config
 from maxatar_agents.machine import machine_now as machine  # each results row's machine
+from maxatar_agents.pages import replace_section
 from maxatar_agents.published import GAMES, MINATAR_DQN, PGX_PPO
 from maxatar_agents.registry import AGENT_MODULES, agent_module
 from maxatar_agents.results import read_metrics

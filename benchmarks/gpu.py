@@ -32,8 +32,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from benchmarks.agents_bench import keys_for
-from maxatar_agents.pages import replace_section
 from maxatar_agents.configs import default_preset, make_config
+from maxatar_agents.pages import replace_section
 from maxatar_agents.published import GAMES, MINATAR_DQN
 from maxatar_agents.registry import agent_module
 from maxatar_agents.runner import compiled

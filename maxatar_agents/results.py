@@ -386,7 +386,9 @@ def train_parts(queue: list[tuple[Entry, str, int, int]], args) -> None:
             flags = (f" --setting {args.setting}" if args.setting != "minatar" else "") + (
                 f" --jobs {args.jobs}" if side_by_side else ""
             )
-            raise SystemExit(f"interrupted; continue with: python -m maxatar_agents.results run --resume{flags}") from None
+            raise SystemExit(
+                f"interrupted; continue with: python -m maxatar_agents.results run --resume{flags}"
+            ) from None
         raise
 
 
@@ -737,7 +739,7 @@ def gymnax_report(args) -> None:
         "benchmarks/results/agents/gymnax/; edit maxatar_agents/results.py, not this. -->",
         "",
         "PQN and PPO in **gymnax's setting** (no sticky actions, the minimal action set, gymnax's time limits: "
-        "`maxatar.make(id, setting=\"gymnax\")`), with the same presets as above, at the "
+        '`maxatar.make(id, setting="gymnax")`), with the same presets as above, at the '
         f"{GYMNAX_FRAMES / 1e6:g}M frames per seed of gymnax-blines, PureJaxRL and purejaxql "
         f"({SEEDS} seeds in one vmapped program, `python -m maxatar_agents.results run --setting gymnax`), beside the "
         "returns published for that setting. No source publishes a Seaquest return. Each published figure is "

@@ -151,7 +151,9 @@ def test_the_like_for_like_runs_are_pqn_and_ppo_in_gymnax_setting_at_the_papers_
     assert argv[argv.index("--env-setting") + 1] == "gymnax" and argv[argv.index("--total-steps") + 1] == "10000000"
     assert "--env-setting" not in mr.agent_argv(mr.PROTOCOL[0], "Breakout-v0", tmp_path / "x", resume=False)
     assert mr.planned_runs("gymnax") == [(e, g) for e in mr.GYMNAX_PROTOCOL for g in e.games]
-    assert mr.results_dir("gymnax") == Path("benchmarks/results/agents/gymnax") and mr.results_dir("minatar") == mr.RESULTS
+    assert (
+        mr.results_dir("gymnax") == Path("benchmarks/results/agents/gymnax") and mr.results_dir("minatar") == mr.RESULTS
+    )
     assert mr.runs_dir("gymnax") == Path("runs/gymnax_results") and mr.runs_dir("minatar") == mr.RUNS
 
 
@@ -205,7 +207,7 @@ def test_the_results_page_is_what_report_builds_from_the_committed_results(tmp_p
     args = namespace(tmp_path, readme=page, front_door=front)
     args.results, args.figures = root / mr.RESULTS, mr.FIGURES
     mr.report(args)
-    mr.report(argparse.Namespace(**(vars(args) | {"setting": "gymnax", "results": mr.results_dir("gymnax")})))
+    mr.report(argparse.Namespace(**(vars(args) | {"setting": "gymnax", "results": root / mr.results_dir("gymnax")})))
     assert page.read_text() == (root / mr.PAGE).read_text(), f"{mr.PAGE} is stale: run `report --readme {mr.PAGE}`"
     drawn = sorted(p.name for p in (tmp_path / mr.FIGURES).iterdir())
     assert drawn == sorted(p.name for p in (root / mr.FIGURES).glob("*.png")) and len(drawn) == len(mr.GAMES) + 1
