@@ -18,11 +18,9 @@ swept (`grid`): every seed trains with every combination of the listed values, a
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import functools
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -48,6 +46,7 @@ from maxatar_agents.configs import (
     field_types,
     parse_value,
 )
+from maxatar_agents.interrupts import stops_like_ctrl_c
 from maxatar_agents.registry import agent_module
 from maxatar_agents.runner import compiled  # noqa: F401  (the name benchmarks and tests have always used)
 
@@ -491,23 +490,6 @@ def initial_progress(parts: dict[str, Any], plan: runner.Plan, out: Path, mesh: 
     if mesh is not None:
         state = sharding.shard_batch(sharding.to_numpy(state), mesh)
     return runner.Progress(state, plan.meta["intervals_done"], plan.meta["rows"], plan.meta["wall_time"])
-
-
-@contextlib.contextmanager
-def stops_like_ctrl_c():
-    """SIGTERM (what a job scheduler or the end of a session sends) and SIGINT, even in a process started in
-    the background (which inherits SIGINT ignored), raise KeyboardInterrupt while inside: a run saves its
-    checkpoint, as on Ctrl-C, and exits. The previous handlers come back on the way out."""
-
-    def interrupt(*_):
-        raise KeyboardInterrupt
-
-    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def main(algorithm: str, argv: list[str] | None = None) -> None:

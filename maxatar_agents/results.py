@@ -259,7 +259,7 @@ def keep_results(
 def run(args) -> None:
     """Every pending run of the protocol, one at a time (or `--jobs` at a time); Ctrl-C or SIGTERM leaves a
     checkpoint that --resume continues."""
-    from maxatar_agents.cli import stops_like_ctrl_c
+    from maxatar_agents.interrupts import stops_like_ctrl_c
 
     with stops_like_ctrl_c():
         run_pending(args)

@@ -22,7 +22,7 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from maxatar import sharding
-from maxatar_agents import grid
+from maxatar_agents import grid, interrupts
 from maxatar_agents.program import Schedule
 from maxatar_agents.registry import agent_module
 
@@ -167,6 +167,7 @@ def run_intervals(
     `after_interval(metrics, seconds)`."""
     sched: Schedule = parts["program"].schedule
     while progress.done < sched.num_intervals:
+        interrupts.check()  # a Ctrl-C whose KeyboardInterrupt was lost (`interrupts`)
         t0 = np.int32(progress.done * sched.steps_per_interval)
         start = time.time()
         next_state, metrics = parts["interval"](

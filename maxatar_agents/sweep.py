@@ -41,8 +41,8 @@ from typing import Any
 import numpy as np
 
 from maxatar import sharding
-from maxatar_agents import artifacts, runner, tracking
-from maxatar_agents.cli import EXIT_INTERRUPTED, stops_like_ctrl_c
+from maxatar_agents import artifacts, interrupts, runner, tracking
+from maxatar_agents.cli import EXIT_INTERRUPTED
 from maxatar_agents.configs import (
     ConfigError,
     config_error_text,
@@ -53,6 +53,7 @@ from maxatar_agents.configs import (
     parse_assignments,
     parse_value,
 )
+from maxatar_agents.interrupts import stops_like_ctrl_c
 from maxatar_agents.registry import AGENT_MODULES, agent_module
 
 PRUNERS = ("hyperband", "median", "none")
@@ -514,6 +515,7 @@ def optimize(
         each completed trial's value and the best so far (a pruned trial carries its last reported value,
         but only completed trials count for the best)."""
         write_results(study, algorithm, out, plots=False)
+        interrupts.check()  # between trials: a Ctrl-C whose KeyboardInterrupt was lost
         if trial.state == optuna.trial.TrialState.COMPLETE:
             parent.log_values(trial.number, {"trial_value": trial.value, "best_value": study.best_value})
         if total_trials is not None and not room_left(study):
