@@ -319,9 +319,8 @@ def like_for_like_table(out: Path) -> list[str]:
     published for that setting: the results page's like-for-like table (`results.like_for_like_lines`)."""
     from maxatar_agents.results import GYMNAX_PROTOCOL, like_for_like_lines
 
-    runs = [out / "agents_gymnax" / entry.name for entry in GYMNAX_PROTOCOL]
-    runs = [run for run in runs if any(run.glob("*/summary.json"))]
-    return like_for_like_lines([(f"{run.name.split('-')[0].upper()} (`minatar`)", run) for run in runs])
+    runs = [(f"{e.algo.upper()} (`{e.preset}`)", out / "agents_gymnax" / e.name) for e in GYMNAX_PROTOCOL]
+    return like_for_like_lines([(label, run) for label, run in runs if any(run.glob("*/summary.json"))])
 
 
 def card(out: Path) -> str:

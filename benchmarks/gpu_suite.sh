@@ -118,7 +118,7 @@ run_stage() {
         local setting=minatar algos=(pqn ppo) games=("${ALGO_GAMES[@]/%/-v0}")
         [[ $1 == sac ]] && algos=(sac)
         [[ $1 == gymnax ]] && setting=gymnax
-        [[ -d $W/agents_$setting ]] || mkdir -p "$W/agents_$setting"
+        mkdir -p "$W/agents_$setting"
         cp -rn "benchmarks/results/agents/$setting/." "$W/agents_$setting/" 2>/dev/null
         echo "python -m maxatar_agents.results run --setting $setting --algos ${algos[*]} --games ${games[*]}" \
             "--jobs ${#games[@]} --resume --no-export --no-progress --results agents_$setting" >>"$W/commands.txt"
