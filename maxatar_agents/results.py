@@ -17,7 +17,7 @@ trained one process each (see `Entry.seed_parts`).
     python -m maxatar_agents.results run --setting gymnax --resume             # the like-for-like runs
     python -m maxatar_agents.results report --setting gymnax --readme docs/results.md   # and their table
 
-`run` trains one (agent, game) at a time with `python -m maxatar_agents.<algo> ... --seeds 3` (a process of
+`run` trains one part at a time with `python -m maxatar_agents.<algo> ... --seed FIRST --seeds N` (a process of
 its own, its progress bar shown), checkpointing often, so that Ctrl-C, a crash or the end of a session loses at
 most a few percent of one run: `run --resume` continues its checkpoint bit for bit and skips the runs already
 finished. With `--jobs N` it trains N parts (a run's seeds that share a process) at once instead, each in a
