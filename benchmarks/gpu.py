@@ -319,7 +319,7 @@ def like_for_like_table(out: Path) -> list[str]:
     published for that setting: the results page's like-for-like table (`results.like_for_like_lines`)."""
     from maxatar_agents.results import GYMNAX_PROTOCOL, like_for_like_lines
 
-    runs = [(f"{e.algo.upper()} (`{e.preset}`)", out / "agents_gymnax" / e.name) for e in GYMNAX_PROTOCOL]
+    runs = [(e.label, out / "agents_gymnax" / e.name) for e in GYMNAX_PROTOCOL]
     return like_for_like_lines([(label, run) for label, run in runs if any(run.glob("*/summary.json"))])
 
 

@@ -109,6 +109,11 @@ class Entry:
         return f"{self.algo}-{self.preset}"
 
     @property
+    def label(self) -> str:
+        """How the tables name it: PQN (`minatar`)."""
+        return f"{self.algo.upper()} (`{self.preset}`)"
+
+    @property
     def seeds(self) -> int:
         return sum(self.seed_parts)
 
@@ -657,7 +662,6 @@ def report(args) -> None:
             if found is None:
                 continue
             summary, rows = found
-            label = f"{entry.algo.upper()} (`{entry.preset}`)"
             count = str(seeds) if seeds == entry.seeds else f"{seeds} of {entry.seeds}"
             frames, table = curve_table(rows)
             curves[f"{entry.algo.upper()} {entry.preset}"] = (frames, table)
@@ -666,7 +670,7 @@ def report(args) -> None:
             if summary.get("final_eval_sampled_return_per_seed"):  # a stochastic policy: its sampled play too
                 greedy += f"; sampled {np.mean(summary['final_eval_sampled_return_per_seed']):.1f}"
             lines.append(
-                f"| {game.split('-')[0]} | {label} | {count} | {summary['frames_per_seed'] / 1e6:.1f}M | "
+                f"| {game.split('-')[0]} | {entry.label} | {count} | {summary['frames_per_seed'] / 1e6:.1f}M | "
                 f"{spread(table[:, -1])} | {greedy} | {minutes} | "
                 f"{MINATAR_DQN[game]} | {MINATAR_AC[game]} | {PGX_PPO[game]} | ~{PGX_PPO_5M[game]} |"
             )
@@ -730,7 +734,7 @@ def like_for_like_lines(runs: list[tuple[str, Path]]) -> list[str]:
 
 def gymnax_report(args) -> None:
     """The results page's gymnax-setting section: `GYMNAX_PROTOCOL`'s runs beside the published returns."""
-    runs = [(f"{e.algo.upper()} (`{e.preset}`)", args.results / e.name) for e in GYMNAX_PROTOCOL]
+    runs = [(e.label, args.results / e.name) for e in GYMNAX_PROTOCOL]
     pending = [f"{e.name} on {g}" for e, g in planned_runs("gymnax") if not finished(args.results, e, g)]
     lines = [
         GYMNAX_START,
@@ -765,7 +769,7 @@ def short_table(args) -> str:
     """The README's short table: the last-100 return (mean over seeds) of the strongest agents beside MinAtar's
     published DQN, from the same results files."""
     entries = [entry for name in SHORT_AGENTS for entry in PROTOCOL if entry.name == name]
-    head = " | ".join(f"{entry.algo.upper()} (`{entry.preset}`)" for entry in entries)
+    head = " | ".join(entry.label for entry in entries)
     lines = [SHORT_START, f"| game | {head} | MinAtar DQN |", "|---|" + "---|" * (len(entries) + 1)]
     for game in GAMES:
         cells = []
