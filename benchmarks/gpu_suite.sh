@@ -11,13 +11,16 @@
 #   # what the 2026-11-26 H200 run left unmeasured (docs/performance.md#on-a-gpu):
 #   OUT=/tmp/out STAGES="freeway profile ppo million" GAMES="Asterix Freeway Seaquest" bash benchmarks/gpu_suite.sh
 #   OUT=/tmp/out SMOKE=1 bash benchmarks/gpu_suite.sh 400   # the same stages, tiny, to try the script on a CPU
+#   OUT=/tmp/out PARALLEL=1 STAGES="seeds10 gymnax seeds5" bash benchmarks/gpu_suite.sh 540   # side by side
 #
-# Stages: throughput, freeway, million (N = 2^20), pqn, ppo, dqn, profile, sac, seeds10, gymnax (see run_stage
-# below); GAMES: the games of the training stages.
+# Stages: throughput, freeway, million (N = 2^20), pqn, ppo, dqn, profile, sac, seeds5, seeds10, gymnax (see
+# run_stage below); GAMES: the games of the training stages. PARALLEL=1 runs the named stages side by side (the
+# training stages' small programs leave most of the card idle); each keeps its own time cap.
 #
 # Needs: the peers as wheels in .whl/ (gymnasium, farama-notifications, gymnax, pgx, svgwrite, minatar,
-# flashbax: `pip download --no-deps` them for the machine's Python) and MinAtar's examples/dqn.py as
-# .gpu/minatar_dqn.py (both git-ignored; the machine has no network).
+# flashbax, tqdm: `pip download --no-deps` them for the machine's Python; matplotlib and its dependencies in
+# .whl/plot/, installed only where matplotlib is missing, for the agents' learning curves) and MinAtar's
+# examples/dqn.py as .gpu/minatar_dqn.py (both git-ignored; the machine has no network).
 set -u
 BUDGET=${1:-585}
 START=$(date +%s)
@@ -33,7 +36,11 @@ fi
 
 left() { echo $((BUDGET - ($(date +%s) - START))); }
 # The agents' checkpoints stay behind: their metrics.csv and summary.json are the results.
-pack() { tar czf "$OUT/results.tar.gz" --exclude='checkpoint*.npz' -C "$W" . 2>/dev/null; }
+# Packed to a file of its own, then renamed: stages running side by side each pack, and one file stays whole.
+pack() {
+    tar czf "$OUT/.results.$BASHPID.tar.gz" --exclude='checkpoint*.npz' -C "$W" . 2>/dev/null
+    mv -f "$OUT/.results.$BASHPID.tar.gz" "$OUT/results.tar.gz"
+}
 stage() { # stage NAME CAP_SECONDS COMMAND...: run COMMAND under a cap (cut to what the budget has left)
     local name=$1 cap=$2 l t0 rc
     shift 2
@@ -54,6 +61,9 @@ stage() { # stage NAME CAP_SECONDS COMMAND...: run COMMAND under a cap (cut to w
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl ||
     exit 1
 export PYTHONPATH=/tmp/site:$PWD
+if ! python3 -c "import matplotlib" 2>/dev/null && compgen -G ".whl/plot/*.whl" >/dev/null; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/plot/*.whl
+fi
 {
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
     python3 -c "import jax, flax, optax, gymnax, pgx, torch; print('jax', jax.__version__, jax.devices(), 'flax', \
@@ -112,18 +122,20 @@ run_stage() {
         stage dqn 70 python3 -m benchmarks.gpu dqn --seeds "$SEEDS" --frames "$DQN_FRAMES" \
             --reference .gpu/minatar_dqn.py --reference-frames "$REF_FRAMES" --out "$W"
         ;;
-    sac | seeds10 | gymnax) # issue 38 through the resumable results pipeline, from a copy of the committed results
-        # so that only the protocol's missing parts train (sac: SAC's 5 seeds; seeds10: PQN's and PPO's 10; gymnax: the
-        # like-for-like runs), one process per game at once (--jobs), each allocating GPU memory as it needs it
+    sac | seeds5 | seeds10 | gymnax) # issue 38 through the resumable results pipeline, from a copy of the committed
+        # results so that only the protocol's missing parts train (sac: SAC's 5 seeds; seeds5: DQN `fast`'s and SAC's 5;
+        # seeds10: PQN's and PPO's 10; gymnax: the like-for-like runs), each part a process of its own (--jobs), each
+        # allocating GPU memory as it needs it
         local setting=minatar algos=(pqn ppo) games=("${ALGO_GAMES[@]/%/-v0}")
         [[ $1 == sac ]] && algos=(sac)
+        [[ $1 == seeds5 ]] && algos=(dqn sac)
         [[ $1 == gymnax ]] && setting=gymnax
-        mkdir -p "$W/agents_$setting"
-        cp -rn "benchmarks/results/agents/$setting/." "$W/agents_$setting/" 2>/dev/null
+        local jobs=$((${#games[@]} * ${#algos[@]}))  # every part at once ...
+        [[ $1 == seeds10 ]] && jobs=${#games[@]}     # ... but PQN's before PPO's: a cut loses only the last wave
         echo "python -m maxatar_agents.results run --setting $setting --algos ${algos[*]} --games ${games[*]}" \
-            "--jobs ${#games[@]} --resume --no-export --no-progress --results agents_$setting" >>"$W/commands.txt"
+            "--jobs $jobs --resume --no-export --no-progress --results agents_$setting" >>"$W/commands.txt"
         stage "$1" 540 env XLA_PYTHON_CLIENT_PREALLOCATE=false python3 -m maxatar_agents.results run \
-            --setting "$setting" --algos "${algos[@]}" --games "${games[@]}" --jobs "${#games[@]}" --resume \
+            --setting "$setting" --algos "${algos[@]}" --games "${games[@]}" --jobs "$jobs" --resume \
             --no-export --no-progress --results "$W/agents_$setting" --runs /tmp/runs
         ;;
     profile) # where the step time goes in the rows that missed their targets (benchmarks/profile_envs.py)
@@ -138,9 +150,20 @@ run_stage() {
     esac
 }
 
-for name in ${STAGES:-throughput pqn dqn ppo profile million}; do  # sac: only when named
-    run_stage "$name"
+# The committed agent results, copied before any stage starts (stages side by side share them): the results
+# pipeline's stages train only the parts missing there.
+for setting in minatar gymnax; do
+    mkdir -p "$W/agents_$setting"
+    cp -r "benchmarks/results/agents/$setting/." "$W/agents_$setting/"
 done
+for name in ${STAGES:-throughput pqn dqn ppo profile million}; do  # sac, seeds5, seeds10, gymnax: only when named
+    if [[ ${PARALLEL:-} ]]; then
+        run_stage "$name" &
+    else
+        run_stage "$name"
+    fi
+done
+wait
 cat "$W/stages.log"
 for f in "$W"/train.jsonl "$W"/dqn.jsonl; do [[ -f $f ]] && cat "$f"; done
 pack
