@@ -35,10 +35,10 @@ if [[ ${SMOKE:-} ]]; then
 fi
 
 left() { echo $((BUDGET - ($(date +%s) - START))); }
-# The agents' checkpoints stay behind: their metrics.csv and summary.json are the results.
+# The agents' checkpoints stay behind: their metrics.csv, summary.json and logs are the results.
 # Packed to a file of its own, then renamed: stages running side by side each pack, and one file stays whole.
 pack() {
-    tar czf "$OUT/.results.$BASHPID.tar.gz" --exclude='checkpoint*.npz' -C "$W" . 2>/dev/null
+    tar czf "$OUT/.results.$BASHPID.tar.gz" --exclude='*.npz' -C "$W" . 2>/dev/null
     mv -f "$OUT/.results.$BASHPID.tar.gz" "$OUT/results.tar.gz"
 }
 stage() { # stage NAME CAP_SECONDS COMMAND...: run COMMAND under a cap (cut to what the budget has left)
@@ -136,7 +136,7 @@ run_stage() {
             "--jobs $jobs --resume --no-export --no-progress --results agents_$setting" >>"$W/commands.txt"
         stage "$1" 540 env XLA_PYTHON_CLIENT_PREALLOCATE=false python3 -m maxatar_agents.results run \
             --setting "$setting" --algos "${algos[@]}" --games "${games[@]}" --jobs "$jobs" --resume \
-            --no-export --no-progress --results "$W/agents_$setting" --runs /tmp/runs
+            --no-export --no-progress --results "$W/agents_$setting" --runs "$W/runs"
         ;;
     profile) # where the step time goes in the rows that missed their targets (benchmarks/profile_envs.py)
         for env in CartPole-v1 Seaquest-v0; do
