@@ -136,7 +136,7 @@ run_stage() {
             "--jobs $jobs --resume --no-export --no-progress --results agents_$setting" >>"$W/commands.txt"
         stage "$1" 540 env XLA_PYTHON_CLIENT_PREALLOCATE=false python3 -m maxatar_agents.results run \
             --setting "$setting" --algos "${algos[@]}" --games "${games[@]}" --jobs "$jobs" --resume \
-            --no-export --no-progress --results "$W/agents_$setting" --runs "$W/runs"
+            --no-export --no-progress --results "$W/agents_$setting" --runs "$W/runs_$setting"
         ;;
     profile) # where the step time goes in the rows that missed their targets (benchmarks/profile_envs.py)
         for env in CartPole-v1 Seaquest-v0; do
