@@ -548,6 +548,23 @@ def spread(values: list[float]) -> str:
     return f"{v.mean():.1f} ± {v.std():.1f} ({v.min():.1f}-{v.max():.1f})"
 
 
+def machine_kind(summary: dict) -> str:
+    """GPU or CPU: which the run (or part) whose summary this is trained on, from the machine line it recorded."""
+    return "GPU" if "gpu backend" in (summary.get("machine_at_start") or "") else "CPU"
+
+
+def wall_clock(summary: dict) -> str:
+    """A row's training time, its parts' times summed per kind of machine: a part trained on a GPU is not
+    added to CPU minutes as if it were one of them."""
+    minutes: dict[str, float] = {}
+    for part in summary.get("parts") or [summary]:
+        kind = machine_kind(part)
+        minutes[kind] = minutes.get(kind, 0.0) + part["wall_time"] / 60
+    if list(minutes) == ["CPU"]:
+        return f"{minutes['CPU']:.0f} min"
+    return " + ".join(f"{m:.1f} min {kind}" if m < 10 else f"{m:.0f} min {kind}" for kind, m in minutes.items())
+
+
 def read_metrics(path: Path) -> list[dict]:
     """The rows of a run's metrics.csv, as strings."""
     with open(path, newline="") as metrics:
@@ -616,7 +633,9 @@ def report(args) -> None:
         "",
         f"Every agent on every MinAtar game in **MinAtar's setting** (sticky actions 0.1, difficulty ramping, full "
         "action set), each with its own preset for the games, on a 2-core CPU (`python -m maxatar_agents.results "
-        "run`; resumable with `--resume`). The protocol has 10 seeds for PQN and PPO and 5 for DQN `fast` and SAC, "
+        "run`; resumable with `--resume`), and the protocol's later parts (PQN's and PPO's seeds 3-9, DQN `fast`'s "
+        "and SAC's seeds 3-4) on one NVIDIA H200 through the same command (`benchmarks/gpu_suite.sh`, stages "
+        "`seeds10` and `seeds5`; logs in benchmarks/results/gpu_h200/agents-2026-11-26/). The protocol has 10 seeds for PQN and PPO and 5 for DQN `fast` and SAC, "
         f"trained in parts, a few seeds vmapped together in one program each ({SEEDS} first, then the rest); the "
         "*seeds* column says how many a row has so far. "
         "*Final* is MinAtar's measure: the mean return of the last 100 training episodes at the end of the run; "
@@ -624,7 +643,9 @@ def report(args) -> None:
         "episodes, and for SAC, whose policy is stochastic, also the mean over seeds of the policy played as "
         "trained (actions sampled; `final_eval_sampled_return_mean` in its summary.json). Both are mean ± "
         "standard deviation over seeds (range). Wall-clock is the training time of the row's seeds (its parts' "
-        "times summed), compilation excluded, on a machine shared with other jobs; the runs were trained "
+        "times summed, per kind of machine), compilation excluded, on a machine shared with other jobs (the GPU "
+        "parts trained 20 processes side by side on one card and 16 CPU cores, beside the like-for-like runs, so "
+        "their times are not those of a part alone); the CPU runs were trained "
         "over several sessions on 2-core machines that are not all alike (one with AVX-512 trains these small "
         "networks about twice as fast as one with AVX2 only), and each run's summary.json records its machine "
         "and load average. DQN's `minatar` preset (MinAtar's `examples/dqn.py`: one update per frame, 1 to 2.3 "
@@ -665,13 +686,12 @@ def report(args) -> None:
             count = str(seeds) if seeds == entry.seeds else f"{seeds} of {entry.seeds}"
             frames, table = curve_table(rows)
             curves[f"{entry.algo.upper()} {entry.preset}"] = (frames, table)
-            minutes = f"{summary['wall_time'] / 60:.0f} min"
             greedy = spread(summary["final_eval_return_per_seed"])
             if summary.get("final_eval_sampled_return_per_seed"):  # a stochastic policy: its sampled play too
                 greedy += f"; sampled {np.mean(summary['final_eval_sampled_return_per_seed']):.1f}"
             lines.append(
                 f"| {game.split('-')[0]} | {entry.label} | {count} | {summary['frames_per_seed'] / 1e6:.1f}M | "
-                f"{spread(table[:, -1])} | {greedy} | {minutes} | "
+                f"{spread(table[:, -1])} | {greedy} | {wall_clock(summary)} | "
                 f"{MINATAR_DQN[game]} | {MINATAR_AC[game]} | {PGX_PPO[game]} | ~{PGX_PPO_5M[game]} |"
             )
         if curves:
@@ -721,7 +741,8 @@ def like_for_like_lines(runs: list[tuple[str, Path]]) -> list[str]:
                 summary = json.loads(path.read_text())
                 v, greedy = last_returns(path.parent), summary.get("final_eval_return_per_seed")
                 cell = f"{v.mean():.1f} ± {v.std():.1f}" + (f"; greedy {np.mean(greedy):.1f}" if greedy else "")
-                cells.append(f"{cell} ({seeds_label(v.size)}, {summary['frames_per_seed'] / 1e6:.3g}M frames)")
+                frames = f"{summary['frames_per_seed'] / 1e6:.3g}M frames"
+                cells.append(f"{cell} ({seeds_label(v.size)}, {frames}, {machine_kind(summary)})")
             else:
                 cells.append("-")
         cells += ["-" if v is None else str(v) for v in published]
@@ -745,7 +766,8 @@ def gymnax_report(args) -> None:
         "PQN and PPO in **gymnax's setting** (no sticky actions, the minimal action set, gymnax's time limits: "
         '`maxatar.make(id, setting="gymnax")`), with the same presets as above, at the '
         f"{GYMNAX_FRAMES / 1e6:g}M frames per seed of gymnax-blines, PureJaxRL and purejaxql "
-        f"({SEEDS} seeds in one vmapped program, `python -m maxatar_agents.results run --setting gymnax`), beside the "
+        f"({SEEDS} seeds in one vmapped program, `python -m maxatar_agents.results run --setting gymnax`, on a 2-core "
+        "CPU or on one NVIDIA H200 through `benchmarks/gpu_suite.sh`'s `gymnax` stage, as each cell says), beside the "
         "returns published for that setting. No source publishes a Seaquest return. Each published figure is "
         "what its note below says it is (an evaluation of the source's trained agent), so our greedy evaluation "
         "is the nearer figure to set beside it; the last-100 training return (MinAtar's measure, as in the table "

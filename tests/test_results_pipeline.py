@@ -167,12 +167,21 @@ def test_the_gymnax_setting_table_sets_the_runs_beside_the_published_returns(tmp
     assert "kept" in text and "old" not in text  # only its own section is rewritten
     rows = {line.split(" | ")[0]: line for line in text.splitlines() if line.startswith("| ")}
     # The last logged point of each seed (write_run's metrics end at 2000 frames), then each source's figure.
-    assert rows["| Breakout"] == "| Breakout | 25.0 ± 4.1; greedy 26.0 (3 seeds, 0.002M frames) | - | 28 | 22.88 |"
+    assert rows["| Breakout"] == "| Breakout | 25.0 ± 4.1; greedy 26.0 (3 seeds, 0.002M frames, CPU) | - | 28 | 22.88 |"
     assert rows["| Asterix"] == "| Asterix | - | - | 15 | 14.95 |" and "| Seaquest" not in rows
     assert "pqn-minatar on Asterix-v0" in text and "pqn-minatar on Breakout-v0" not in text  # still to train
     # A finished gymnax-setting run ships no policy: the shipped ones play MinAtar's setting.
     monkeypatch.setattr(mr, "export", lambda args: pytest.fail("exported a gymnax-setting run"))
     mr.finish_run(GYMNAX_PQN, "Breakout-v0", namespace(tmp_path, no_export=False, setting="gymnax"))
+
+
+def test_the_wall_clock_of_a_run_trained_partly_on_a_gpu_sums_each_kind_of_machine_apart():
+    cpu = {"wall_time": 1200.0, "machine_at_start": "AMD EPYC, AVX-512, 2 logical CPUs, cpu backend; load 1.0"}
+    gpu = {"wall_time": 48.0, "machine_at_start": "Intel(R) Xeon(R) Processor, 16 logical CPUs, gpu backend"}
+    assert mr.wall_clock({**cpu, "parts": [cpu, cpu]}) == "40 min"
+    assert mr.wall_clock(cpu) == "20 min" and mr.wall_clock(gpu) == "0.8 min GPU"
+    assert mr.wall_clock({"parts": [cpu, gpu, gpu]}) == "20 min CPU + 1.6 min GPU"
+    assert mr.machine_kind({}) == "CPU"  # a run that recorded no machine line: this project's CPU protocol
 
 
 def test_the_setting_picks_the_protocol_and_its_directories(monkeypatch, capsys):
