@@ -190,6 +190,41 @@ def part_finished(results: Path, entry: Entry, game: str, first: int) -> bool:
     return (results / entry.part_dir(game, first) / "summary.json").is_file()
 
 
+def protocol_config(entry: Entry, game: str):
+    """The config `run` trains `entry` on `game` with today: its preset, with the protocol's frames and setting."""
+    from maxatar_agents import configs, registry
+
+    overrides = {} if entry.frames is None else {"total_steps": entry.frames}
+    if entry.setting != "minatar":
+        overrides["env_setting"] = entry.setting
+    return configs.make_config(registry.agent_module(entry.algo), f"maxatar/{game}", entry.preset, **overrides)
+
+
+def preset_changes(results: Path, entry: Entry, game: str) -> dict[str, tuple]:
+    """Where the config a run's finished parts trained with (their summary.json) differs from `protocol_config`,
+    as field -> (trained, today): a run trained before its preset changed, which the table must not pass off as
+    today's preset, and whose missing seeds must not be trained with another config and merged with it."""
+    from maxatar_agents.configs import config_to_dict
+
+    today = protocol_config(entry, game)
+    now = config_to_dict(today)
+    defaults = config_to_dict(type(today)())  # what a field added since a run trained was then: its default
+    changes: dict[str, tuple] = {}
+    for first, _ in entry.parts():
+        if part_finished(results, entry, game, first):
+            recorded = json.loads((results / entry.part_dir(game, first) / "summary.json").read_text())["config"]
+            for field in [*now, *(f for f in recorded if f not in now)]:
+                then = recorded.get(field, defaults.get(field))
+                if then != now.get(field, "(no such field)"):
+                    changes[field] = (then, now.get(field, "(no such field)"))
+    return changes
+
+
+def changes_text(changes: dict[str, tuple]) -> str:
+    """critic_target 'min' -> 'mean', ...: how a preset changed since a run trained."""
+    return ", ".join(f"{field} {trained!r} -> {now!r}" for field, (trained, now) in changes.items())
+
+
 def agent_argv(entry: Entry, game: str, out: Path, resume: bool, first: int = 0, count: int | None = None) -> list[str]:
     """The agent command line of one run, or of its part training `count` seeds from `first` (what a user would
     type after `python -m maxatar_agents.<algo>`)."""
@@ -289,7 +324,22 @@ def run_pending(args) -> None:
             f"train the rest, or choose other --results and --runs directories"
         )
     pending = [(e, g) for e, g in plan if not finished(args.results, e, g)]
+    changed = {(e, g): c for e, g in plan if (c := preset_changes(args.results, e, g))}
+    mixed = [(e, g) for e, g in pending if (e, g) in changed]
+    if mixed:  # its next parts would train today's preset and be merged with seeds of the earlier one
+        raise SystemExit(
+            "; ".join(f"{e.name} on {g} has seeds trained with an earlier preset ({changes_text(changed[e, g])})"
+                      for e, g in mixed)
+            + ": its missing seeds would train with another config. Move its results directory (below --results) "
+            "and its checkpoints (below --runs) aside to train it again from its first seed"
+        )  # fmt: skip
     print(f"{len(plan) - len(pending)} of {len(plan)} runs finished; {len(pending)} to go. {machine()}", flush=True)
+    for (entry, game), change in changed.items():
+        print(
+            f"note: {entry.name} on {game} was trained with an earlier preset ({changes_text(change)}); move "
+            f"{result_dir(args.results, entry, game)} aside to train it again",
+            flush=True,
+        )
     for entry, game in pending:
         if all(part_finished(args.results, entry, game, f) for f, _ in entry.parts()):
             finish_run(entry, game, args)  # its last part was kept, but the run not merged (interrupted just after)
@@ -669,7 +719,7 @@ def report(args) -> None:
         "wall-clock | MinAtar DQN | MinAtar AC(0.8) | pgx PPO (20M, minimal actions) | pgx PPO at 5M (read off) |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    pending = []
+    pending, earlier = [], []
     for game in GAMES:
         curves = {}
         for entry in PROTOCOL:
@@ -684,19 +734,29 @@ def report(args) -> None:
                 continue
             summary, rows = found
             count = str(seeds) if seeds == entry.seeds else f"{seeds} of {entry.seeds}"
+            label = entry.label
+            if change := preset_changes(args.results, entry, game):
+                label += " \\*"
+                earlier.append(f"{entry.name} on {game} ({changes_text(change)})")
             frames, table = curve_table(rows)
             curves[f"{entry.algo.upper()} {entry.preset}"] = (frames, table)
             greedy = spread(summary["final_eval_return_per_seed"])
             if summary.get("final_eval_sampled_return_per_seed"):  # a stochastic policy: its sampled play too
                 greedy += f"; sampled {np.mean(summary['final_eval_sampled_return_per_seed']):.1f}"
             lines.append(
-                f"| {game.split('-')[0]} | {entry.label} | {count} | {summary['frames_per_seed'] / 1e6:.1f}M | "
+                f"| {game.split('-')[0]} | {label} | {count} | {summary['frames_per_seed'] / 1e6:.1f}M | "
                 f"{spread(table[:, -1])} | {greedy} | {wall_clock(summary)} | "
                 f"{MINATAR_DQN[game]} | {MINATAR_AC[game]} | {PGX_PPO[game]} | ~{PGX_PPO_5M[game]} |"
             )
         if curves:
             plot_game(game, curves, args.figures / f"{game.split('-')[0].lower()}.png")
     lines.append("")
+    if earlier:
+        lines += [
+            "\\* Trained with an earlier version of its preset, so not what the preset trains today: "
+            f"{'; '.join(earlier)}. `run` trains such a run again once its results directory is moved aside.",
+            "",
+        ]
     if pending:
         runs = f"{len(pending)} run" + ("s" if len(pending) > 1 else "")
         lines += [f"Not finished yet ({runs}; `run --resume` continues): {', '.join(pending)}.", ""]

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from maxatar_agents import results as mr
+from maxatar_agents.configs import config_to_dict
 
 
 def namespace(tmp_path, **extra) -> argparse.Namespace:
@@ -31,9 +32,15 @@ def write_run(results, entry: mr.Entry, game: str, finals: list[float], greedy: 
         env_id=f"maxatar/{game}",
         algorithm=entry.algo,
         preset=entry.preset,
+        config=trained_config(entry, game),
         machine_at_start="load 0.1",
         machine_at_end="load 0.2",
     )
+
+
+def trained_config(entry: mr.Entry, game: str, **changed) -> dict:
+    """The config a run of `entry` records in its summary.json: today's preset, with `changed` fields."""
+    return config_to_dict(mr.protocol_config(entry, game)) | changed
 
 
 def write_result_files(out, finals: list[float], greedy: list[float], seeds: list[int], **machine) -> None:
@@ -114,6 +121,7 @@ def test_the_parts_of_a_run_merge_into_one_run_and_ship_the_best_seeds_part(tmp_
     for first, greedy in ((0, 20.0), (1, 35.0), (2, 25.0)):
         machine = {"machine_at_start": f"s{first}", "machine_at_end": "e"}
         run_of = {"env_id": "maxatar/Breakout-v0", "algorithm": "dqn", "preset": "minatar"}
+        run_of["config"] = trained_config(DQN_PAPER, "Breakout-v0")
         write_result_files(run / DQN_PAPER.part_name(first), [10.0 + first], [greedy], [first], **machine, **run_of)
         if first == 0:  # the table says how far a run in parts has got, and shows the seeds finished so far
             mr.report(namespace(tmp_path, readme=None))
@@ -138,6 +146,37 @@ def test_the_parts_of_a_run_merge_into_one_run_and_ship_the_best_seeds_part(tmp_
     args = namespace(tmp_path, force=False)
     mr.export(args)
     assert f"{tmp_path / 'runs' / 'dqn-minatar' / 'Breakout-v0' / 'seeds-1'}" in capsys.readouterr().err
+
+
+def test_a_run_trained_before_its_preset_changed_is_marked_and_never_merged_with_todays(tmp_path, capsys):
+    results = tmp_path / "results"
+    sac = next(e for e in mr.PROTOCOL if e.algo == "sac")
+    write_run(results, sac, "Asterix-v0", [4, 5, 6], [5, 5, 5])
+    assert mr.preset_changes(results, sac, "Asterix-v0") == {}
+    summary = mr.result_dir(results, sac, "Asterix-v0") / sac.part_name(0) / "summary.json"
+    recorded = json.loads(summary.read_text())
+    today = sac_preset("critic_target")
+    other = "mean" if today == "min" else "min"
+    before = trained_config(sac, "Asterix-v0", critic_target=other, retired_field=1)
+    del before["n_step"]  # a field added since: it trained with the default, which the preset has changed
+    summary.write_text(json.dumps(recorded | {"config": before}))
+    changes = mr.preset_changes(results, sac, "Asterix-v0")
+    assert changes == {"n_step": (1, 3), "critic_target": (other, today), "retired_field": (1, "(no such field)")}
+    mr.report(namespace(tmp_path, readme=None))
+    out = capsys.readouterr().out
+    assert "| Asterix | SAC (`fast`) \\* | 3 of 5 |" in out  # the row is kept, marked, and said why
+    assert f"sac-fast on Asterix-v0 (n_step 1 -> 3, critic_target {other!r} -> {today!r}, retired_field 1 -> " in out
+    # Its missing seeds would train today's preset: `run --resume` refuses rather than merge the two.
+    args = namespace(tmp_path, resume=True, algos=["sac"], games=["Asterix-v0"], no_progress=True, no_export=True)
+    with pytest.raises(SystemExit, match="sac-fast on Asterix-v0 has seeds trained with an earlier preset"):
+        mr.run(argparse.Namespace(**vars(args), jobs=1))
+    assert not (tmp_path / "runs").exists()  # nothing started
+
+
+def sac_preset(field: str):
+    from maxatar_agents import sac
+
+    return sac.PRESETS["fast"].get(field, getattr(sac.Config, field))
 
 
 GYMNAX_PQN = mr.GYMNAX_PROTOCOL[0]
@@ -261,6 +300,7 @@ out.mkdir(parents=True)
 rows = "seed,frames,episodes,recent_return,wall_time\\n" + f"{seed},2000,9,{seed + 1.0},1\\n"
 (out / "metrics.csv").write_text(rows)
 summary = {"frames_per_seed": 2000, "wall_time": 60.0, "seeds": [seed], "final_eval_episodes": 100}
+summary["config"] = json.loads((marks.parents[2] / "config.json").read_text())  # the fixture's: today's preset
 summary |= {"env_id": argv[argv.index("--env") + 1], "algorithm": "dqn", "preset": argv[argv.index("--preset") + 1]}
 summary["checkpoint"] = str(out.resolve() / "checkpoint.npz")
 summary |= {"final_eval_return_per_seed": [10.0 * seed], "final_eval_return_mean": 10.0 * seed}
@@ -283,6 +323,7 @@ def fake_parts(tmp_path, monkeypatch):
     args.jobs = 2
     marks = tmp_path / "runs" / DQN_PAPER.name / "Breakout-v0"
     marks.mkdir(parents=True)
+    (tmp_path / "config.json").write_text(json.dumps(trained_config(DQN_PAPER, "Breakout-v0")))
     (marks / "side-by-side").touch()
     return args, marks
 
