@@ -370,8 +370,17 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
         raise
 
     compile_start = time.time()
-    parts = compile_plan(plan, len(runs), mesh)
-    progress = initial_progress(parts, plan, out, mesh)
+    try:
+        parts = compile_plan(plan, len(runs), mesh)
+        progress = initial_progress(parts, plan, out, mesh)
+    except KeyboardInterrupt:  # before the first frame: one line, as an interrupted run, and nothing half made
+        tracker.finish(status="KILLED")
+        if created and lead:
+            checkpoint.unlock_run(out)
+            shutil.rmtree(out, ignore_errors=True)
+        kept = "" if plan.meta is None else f"; the checkpoint in {out} is as it was"
+        print(f"\ninterrupted while compiling, before any training{kept}", file=sys.stderr)
+        raise SystemExit(EXIT_INTERRUPTED) from None
     compile_time = time.time() - compile_start
     sched = parts["program"].schedule
     every = args.checkpoint_every

@@ -109,6 +109,19 @@ def test_the_command_line_stops_on_sigterm_as_on_ctrl_c(sent, stray_sigterm_fail
         signal.signal(signal.SIGINT, before)
 
 
+def test_a_ctrl_c_while_compiling_stops_with_one_line_and_leaves_no_half_made_run(tmp_path, monkeypatch, capsys):
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "compile_plan", interrupted)
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as stop:
+        cli.main("dqn", ["--env", "CartPole-v1", "--total-steps", "4096", "--out", str(out), "--no-progress"])
+    assert stop.value.code == cli.EXIT_INTERRUPTED
+    err = capsys.readouterr().err.strip()
+    assert err == "interrupted while compiling, before any training" and not out.exists()
+
+
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the lost raise, on purpose
 def test_a_ctrl_c_whose_raise_was_swallowed_stops_at_the_next_safe_point(stray_sigterm_fails):
     # The signal arrives while the garbage collector runs a callback, which only prints exceptions: the
