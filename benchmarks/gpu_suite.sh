@@ -13,8 +13,8 @@
 #   OUT=/tmp/out SMOKE=1 bash benchmarks/gpu_suite.sh 400   # the same stages, tiny, to try the script on a CPU
 #   OUT=/tmp/out PARALLEL=1 STAGES="seeds10 gymnax seeds5" bash benchmarks/gpu_suite.sh 540   # side by side
 #
-# Stages: throughput, freeway, million (N = 2^20), pqn, ppo, dqn, profile, sac, seeds5, seeds10, gymnax (see
-# run_stage below); GAMES: the games of the training stages. PARALLEL=1 runs the named stages side by side (the
+# Stages: throughput, freeway, million (N = 2^20), pqn, ppo, dqn, profile, sac, seeds5, seeds10, gymnax,
+# sac_critic (see run_stage below); GAMES: the games of the training stages. PARALLEL=1 runs the named stages side by side (the
 # training stages' small programs leave most of the card idle); each keeps its own time cap.
 #
 # Needs: the peers as wheels in .whl/ (gymnasium, farama-notifications, gymnax, pgx, svgwrite, minatar,
@@ -138,6 +138,22 @@ run_stage() {
             --setting "$setting" --algos "${algos[@]}" --games "${games[@]}" --jobs "$jobs" --resume \
             --no-export --no-progress --results "$W/agents_$setting" --runs "$W/runs_$setting"
         ;;
+    sac_critic) # SAC `fast` with either target critic value (clipped double Q "min", double average "mean"), 10
+        # seeds per game in one program each, all games and both values side by side:
+        # benchmarks/results/agents/sac-critic-target/
+        local game target pids=()
+        for game in "${ALGO_GAMES[@]}"; do
+            for target in min mean; do
+                echo "python -m maxatar_agents.sac --env maxatar/$game-v0 --preset fast --critic-target $target" \
+                    "--seeds $SEEDS --seed 100 --no-progress --out sac_critic/$target/$game-v0" >>"$W/commands.txt"
+                stage "sac_critic_${target}_$game" 300 python3 -m maxatar_agents.sac --env "maxatar/$game-v0" \
+                    --preset fast --critic-target "$target" --seeds "$SEEDS" --seed 100 --no-progress \
+                    --out "$W/sac_critic/$target/$game-v0" "${FRAMES[@]}" &
+                pids+=($!)
+            done
+        done
+        wait "${pids[@]}"
+        ;;
     profile) # where the step time goes in the rows that missed their targets (benchmarks/profile_envs.py)
         for env in CartPole-v1 Seaquest-v0; do
             echo "python -m benchmarks.profile_envs --envs $env --n ${SIZES[-1]} --repeats 3 --hlo hlo" \
@@ -156,7 +172,7 @@ for setting in minatar gymnax; do
     mkdir -p "$W/agents_$setting"
     cp -r "benchmarks/results/agents/$setting/." "$W/agents_$setting/"
 done
-for name in ${STAGES:-throughput pqn dqn ppo profile million}; do  # sac, seeds5, seeds10, gymnax: only when named
+for name in ${STAGES:-throughput pqn dqn ppo profile million}; do  # sac, seeds5, seeds10, gymnax, sac_critic: only when named
     if [[ ${PARALLEL:-} ]]; then
         run_stage "$name" &
     else
