@@ -170,6 +170,8 @@ def page(env_id: str) -> tuple[str, str]:
             "|" + "---|" * (rows[0].count("|") - 1),
             *rows[1:],
             "",
+            # the results page's note on rows trained with an earlier preset, where a row here is one
+            *(note + "\n" for note in results_lines() if note.startswith("\\* ") and any(" \\* |" in r for r in rows)),
             f"![learning curves](../results/{result_row.lower()}.png)",
             "",
         ]

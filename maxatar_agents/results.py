@@ -720,7 +720,7 @@ def report(args) -> None:
         "wall-clock | MinAtar DQN | MinAtar AC(0.8) | pgx PPO (20M, minimal actions) | pgx PPO at 5M (read off) |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    pending, earlier = [], []
+    pending, earlier = [], {}  # earlier: (agent, what changed) -> its games
     for game in GAMES:
         curves = {}
         for entry in PROTOCOL:
@@ -738,7 +738,7 @@ def report(args) -> None:
             label = entry.label
             if change := preset_changes(args.results, entry, game):
                 label += " \\*"
-                earlier.append(f"{entry.name} on {game} ({changes_text(change)})")
+                earlier.setdefault((entry.name, changes_text(change)), []).append(game)
             frames, table = curve_table(rows)
             curves[f"{entry.algo.upper()} {entry.preset}"] = (frames, table)
             greedy = spread(summary["final_eval_return_per_seed"])
@@ -753,9 +753,10 @@ def report(args) -> None:
             plot_game(game, curves, args.figures / f"{game.split('-')[0].lower()}.png")
     lines.append("")
     if earlier:
+        which = "; ".join(f"{name} on {', '.join(games)} ({change})" for (name, change), games in earlier.items())
         lines += [
-            "\\* Trained with an earlier version of its preset, so not what the preset trains today: "
-            f"{'; '.join(earlier)}. `run` trains such a run again once its results directory is moved aside.",
+            f"\\* Trained with an earlier version of its preset, so not what the preset trains today: {which}. "
+            "`run` trains such a run again once its results directory is moved aside.",
             "",
         ]
     if pending:
