@@ -2,6 +2,7 @@
 committed GPU results, so no figure can drift from its measurement; and the report marks a missed target, a
 cut run and a figure read from a stopped process's log as such."""
 
+import json
 from pathlib import Path
 
 from benchmarks import gpu
@@ -79,11 +80,12 @@ def test_the_dqn_table_judges_only_the_multi_seed_program():
 def test_the_gymnax_setting_runs_stand_beside_the_published_returns(tmp_path):
     run = tmp_path / "agents_gymnax" / "pqn-minatar" / "Breakout-v0"
     run.mkdir(parents=True)
-    (run / "summary.json").write_text('{"frames_per_seed": 10000000}')
+    summary = {"frames_per_seed": 10000000, "machine_at_start": "Intel(R) Xeon(R), 16 logical CPUs, gpu backend"}
+    (run / "summary.json").write_text(json.dumps(summary))
     rows = ["seed,frames,recent_return"] + [f"{s},5000000,1.0" for s in range(2)] + ["0,10000000,20", "1,10000000,30"]
     (run / "metrics.csv").write_text("\n".join(rows) + "\n")
     head, _, breakout, asterix, *_ = gpu.like_for_like_table(tmp_path)
     assert head.startswith("| game | PQN (`minatar`) | gymnax README PPO |")
-    assert breakout == "| Breakout | 25.0 ± 5.0 (2 seeds, 10M frames) | 28 | 22.88 |"  # the last logged point only
+    assert breakout == "| Breakout | 25.0 ± 5.0 (2 seeds, 10M frames, GPU) | 28 | 22.88 |"  # the last logged point
     assert asterix == "| Asterix | - | 15 | 14.95 |"
     assert gpu.like_for_like_table(tmp_path / "nothing") == []
