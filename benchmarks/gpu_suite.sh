@@ -146,7 +146,7 @@ run_stage() {
             for target in min mean; do
                 echo "python -m maxatar_agents.sac --env maxatar/$game-v0 --preset fast --critic-target $target" \
                     "--seeds $SEEDS --seed 100 --no-progress --out sac_critic/$target/$game-v0" >>"$W/commands.txt"
-                stage "sac_critic_${target}_$game" 300 python3 -m maxatar_agents.sac --env "maxatar/$game-v0" \
+                stage "sac_critic_${target}_$game" 540 python3 -m maxatar_agents.sac --env "maxatar/$game-v0" \
                     --preset fast --critic-target "$target" --seeds "$SEEDS" --seed 100 --no-progress \
                     --out "$W/sac_critic/$target/$game-v0" "${FRAMES[@]}" &
                 pids+=($!)
