@@ -14,8 +14,8 @@
 #   OUT=/tmp/out PARALLEL=1 STAGES="seeds10 gymnax seeds5" bash benchmarks/gpu_suite.sh 540   # side by side
 #
 # Stages: throughput, freeway, million (N = 2^20), pqn, ppo, dqn, profile, sac, seeds5, seeds10, gymnax,
-# sac_critic (see run_stage below); GAMES: the games of the training stages. PARALLEL=1 runs the named stages side by side (the
-# training stages' small programs leave most of the card idle); each keeps its own time cap.
+# sac_critic (see run_stage below); GAMES: the games of the training stages. PARALLEL=1 runs the named stages
+# side by side (the training stages' small programs leave most of the card idle); each keeps its own time cap.
 #
 # Needs: the peers as wheels in .whl/ (gymnasium, farama-notifications, gymnax, pgx, svgwrite, minatar,
 # flashbax, tqdm: `pip download --no-deps` them for the machine's Python; matplotlib and its dependencies in
@@ -172,7 +172,8 @@ for setting in minatar gymnax; do
     mkdir -p "$W/agents_$setting"
     cp -r "benchmarks/results/agents/$setting/." "$W/agents_$setting/"
 done
-for name in ${STAGES:-throughput pqn dqn ppo profile million}; do  # sac, seeds5, seeds10, gymnax, sac_critic: only when named
+# sac, seeds5, seeds10, gymnax and sac_critic run only when named
+for name in ${STAGES:-throughput pqn dqn ppo profile million}; do
     if [[ ${PARALLEL:-} ]]; then
         run_stage "$name" &
     else

@@ -82,6 +82,14 @@ def results_rows(game_row: str) -> list[str]:
     return [*header[:1], *rows]
 
 
+def earlier_preset_note(rows: list[str]) -> list[str]:
+    """The results page's note on rows trained with an earlier version of their preset (marked `\\*`), with
+    the blank line after it, where one of `rows` is such a row; else nothing."""
+    if not any(" \\* |" in row for row in rows):
+        return []
+    return [line for line in results_lines() if line.startswith("\\* ")] + [""]
+
+
 def table(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
 
@@ -170,8 +178,7 @@ def page(env_id: str) -> tuple[str, str]:
             "|" + "---|" * (rows[0].count("|") - 1),
             *rows[1:],
             "",
-            # the results page's note on rows trained with an earlier preset, where a row here is one
-            *(note + "\n" for note in results_lines() if note.startswith("\\* ") and any(" \\* |" in r for r in rows)),
+            *earlier_preset_note(rows),
             f"![learning curves](../results/{result_row.lower()}.png)",
             "",
         ]

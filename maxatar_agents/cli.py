@@ -364,9 +364,8 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
         mesh = make_seed_mesh(devices, len(runs), args.distributed, swept=plan.sweep is not None)
         tracker = start_tracking(args, plan, out, lead)
     except UsageError:
-        if created and lead:  # a run that cannot start leaves no --out of its own behind
-            checkpoint.unlock_run(out)
-            shutil.rmtree(out, ignore_errors=True)
+        if created and lead:
+            discard_out(out)
         raise
 
     compile_start = time.time()
@@ -376,8 +375,7 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
     except KeyboardInterrupt:  # before the first frame: one line, as an interrupted run, and nothing half made
         tracker.finish(status="KILLED")
         if created and lead:
-            checkpoint.unlock_run(out)
-            shutil.rmtree(out, ignore_errors=True)
+            discard_out(out)
         kept = "" if plan.meta is None else f"; the checkpoint in {out} is as it was"
         print(f"\ninterrupted while compiling, before any training{kept}", file=sys.stderr)
         raise SystemExit(EXIT_INTERRUPTED) from None
@@ -499,6 +497,12 @@ def initial_progress(parts: dict[str, Any], plan: runner.Plan, out: Path, mesh: 
     if mesh is not None:
         state = sharding.shard_batch(sharding.to_numpy(state), mesh)
     return runner.Progress(state, plan.meta["intervals_done"], plan.meta["rows"], plan.meta["wall_time"])
+
+
+def discard_out(out: Path) -> None:
+    """A run that stops before its first frame leaves no --out of its own behind (this run created it)."""
+    checkpoint.unlock_run(out)
+    shutil.rmtree(out, ignore_errors=True)
 
 
 def main(algorithm: str, argv: list[str] | None = None) -> None:
