@@ -12,10 +12,12 @@
 #   OUT=/tmp/out STAGES="freeway profile ppo million" GAMES="Asterix Freeway Seaquest" bash benchmarks/gpu_suite.sh
 #   OUT=/tmp/out SMOKE=1 bash benchmarks/gpu_suite.sh 400   # the same stages, tiny, to try the script on a CPU
 #   OUT=/tmp/out PARALLEL=1 STAGES="seeds10 gymnax seeds5" bash benchmarks/gpu_suite.sh 540   # side by side
+#   OUT=/tmp/out STAGES="sac sac_critic" CRITIC_GAMES=Seaquest bash benchmarks/gpu_suite.sh 560
 #
 # Stages: throughput, freeway, million (N = 2^20), pqn, ppo, dqn, profile, sac, seeds5, seeds10, gymnax,
-# sac_critic (see run_stage below); GAMES: the games of the training stages. PARALLEL=1 runs the named stages
-# side by side (the training stages' small programs leave most of the card idle); each keeps its own time cap.
+# sac_critic (see run_stage below); GAMES: the games of the training stages (CRITIC_GAMES: sac_critic's, GAMES
+# if unset). PARALLEL=1 runs the named stages side by side (the training stages' small programs leave most of the
+# card idle); each keeps its own time cap.
 #
 # Needs: the peers as wheels in .whl/ (gymnasium, farama-notifications, gymnax, pgx, svgwrite, minatar,
 # flashbax, tqdm: `pip download --no-deps` them for the machine's Python; matplotlib and its dependencies in
@@ -72,7 +74,8 @@ flax.__version__, 'optax', optax.__version__, 'torch', torch.__version__, torch.
     free -g | head -2
 } >"$W/machine.txt" 2>&1
 cat "$W/machine.txt"
-echo "# OUT=\$OUT STAGES=\"${STAGES:-}\" bash benchmarks/gpu_suite.sh $BUDGET" >"$W/commands.txt"
+echo "# OUT=\$OUT PARALLEL=${PARALLEL:-} STAGES=\"${STAGES:-}\" GAMES=\"${GAMES:-}\" CRITIC_GAMES=\"${CRITIC_GAMES:-}\"" \
+    "bash benchmarks/gpu_suite.sh $BUDGET" >"$W/commands.txt"
 
 # The Python-loop and numpy references are left out of the throughput runs: this is about the GPU.
 TP=(--repeats $REPEATS --min-time 0.2 --no-gym --loop-max-n 0
@@ -132,6 +135,7 @@ run_stage() {
         [[ $1 == gymnax ]] && setting=gymnax
         local jobs=$((${#games[@]} * ${#algos[@]}))  # every part at once ...
         [[ $1 == seeds10 ]] && jobs=${#games[@]}     # ... but PQN's before PPO's: a cut loses only the last wave
+        [[ $1 == sac ]] && jobs=$((2 * ${#games[@]}))  # ... and both of SAC's parts (seeds 0-2, 3-4) of a game
         echo "python -m maxatar_agents.results run --setting $setting --algos ${algos[*]} --games ${games[*]}" \
             "--jobs $jobs --resume --no-export --no-progress --results agents_$setting" >>"$W/commands.txt"
         stage "$1" 540 env XLA_PYTHON_CLIENT_PREALLOCATE=false python3 -m maxatar_agents.results run \
@@ -141,8 +145,9 @@ run_stage() {
     sac_critic) # SAC `fast` with either target critic value (clipped double Q "min", double average "mean"), 10
         # seeds per game in one program each, all games and both values side by side:
         # benchmarks/results/agents/sac-critic-target/
-        local game target pids=()
-        for game in "${ALGO_GAMES[@]}"; do
+        local game target pids=() critic_games
+        read -r -a critic_games <<<"${CRITIC_GAMES:-${ALGO_GAMES[*]}}"
+        for game in "${critic_games[@]}"; do
             for target in min mean; do
                 echo "python -m maxatar_agents.sac --env maxatar/$game-v0 --preset fast --critic-target $target" \
                     "--seeds $SEEDS --seed 100 --no-progress --out sac_critic/$target/$game-v0" >>"$W/commands.txt"

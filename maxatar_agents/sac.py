@@ -96,9 +96,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     # without it, 10.6 with it). benchmarks/results/agents/sac-nstep/. And the mean of the two target critics
     # (Zhou et al.'s "double average") rather than the smaller: the smaller underestimated so much on Asterix that
     # one seed in five learned the game (8.5 at 2M frames over 5 seeds), the mean 42.6 with all 10 seeds past
-    # MinAtar DQN's 17; no visible cost on Breakout, Freeway and SpaceInvaders, while on Seaquest both of 2 seeds
-    # stayed on the plateau near 7 where 2 of the 5 `min` seeds stay too (open until gpu_suite's `sac_critic`
-    # stage trains 10 seeds of each). benchmarks/results/agents/sac-critic-target/.
+    # MinAtar DQN's 17; no visible cost on Breakout, Freeway and SpaceInvaders, but on Seaquest none of 17 seeds
+    # left the plateau near 7 (with `min`, 9 of 15 passed MinAtar DQN's 20). Each value misses one game of five;
+    # the mean has the higher IQM over the five. benchmarks/results/agents/sac-critic-target/.
     "fast": dict(
         total_steps=2_000_000, num_envs=16,
         buffer_size=100_000, learning_starts=5_000, batch_size=128, train_every=1,
