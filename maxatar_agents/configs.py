@@ -143,7 +143,7 @@ FIELD_CHOICES: dict[str, tuple[str, ...]] = {
     "activation": ("tanh", "relu"),
     "method": ("q_learning", "expected_sarsa", "double_q"),
     "model": ("table", "env"),
-    "critic_target": ("min", "mean"),
+    "critic_target": ("min", "mean", "blend"),
 }
 
 

@@ -746,14 +746,7 @@ def report(args) -> None:
             )
         if curves:
             plot_game(game, curves, args.figures / f"{game.split('-')[0].lower()}.png")
-    lines.append("")
-    if earlier:
-        which = "; ".join(f"{name} on {', '.join(games)} ({change})" for (name, change), games in earlier.items())
-        lines += [
-            f"\\* Trained with an earlier version of its preset, so not what the preset trains today: {which}. "
-            "`run` trains such a run again once its results directory is moved aside.",
-            "",
-        ]
+    lines += ["", *earlier_preset_lines(earlier)]
     if pending:
         runs = f"{len(pending)} run" + ("s" if len(pending) > 1 else "")
         lines += [f"Not finished yet ({runs}; `run --resume` continues): {', '.join(pending)}.", ""]
@@ -776,10 +769,22 @@ def last_returns(run: Path) -> np.ndarray:
     return curve_table(read_metrics(run / "metrics.csv"))[1][:, -1]
 
 
-def like_for_like_lines(runs: list[tuple[str, Path]]) -> list[str]:
+def earlier_preset_lines(earlier: dict[tuple[str, str], list[str]]) -> list[str]:
+    """The footnote of the rows (or cells) marked `\\*`, from (agent, what changed) -> its games; none: none."""
+    if not earlier:
+        return []
+    which = "; ".join(f"{name} on {', '.join(games)} ({change})" for (name, change), games in earlier.items())
+    return [
+        f"\\* Trained with an earlier version of its preset, so not what the preset trains today: {which}. "
+        "`run` trains such a run again once its results directory is moved aside.",
+        "",
+    ]
+
+
+def like_for_like_lines(runs: list[tuple[str, Path]], marked: frozenset = frozenset()) -> list[str]:
     """Runs in gymnax's setting, each (column label, directory of `<game>/` result files), beside the returns
     published for that setting (`published.GYMNAX_SETTING_PUBLISHED`), one column per source; a game is a row
-    when a source or a run has it. No runs: no table."""
+    when a source or a run has it; the cells of `marked` (column label, game) carry `\\*`. No runs: no table."""
     if not runs:
         return []
     sources = list(GYMNAX_SETTING_PUBLISHED)
@@ -789,17 +794,18 @@ def like_for_like_lines(runs: list[tuple[str, Path]]) -> list[str]:
     ]
     for game in GAMES:
         published = [GYMNAX_SETTING_PUBLISHED[s]["returns"].get(game) for s in sources]
-        done = [directory / game / "summary.json" for _, directory in runs]
-        if all(v is None for v in published) and not any(path.is_file() for path in done):
+        done = [(label, directory / game / "summary.json") for label, directory in runs]
+        if all(v is None for v in published) and not any(path.is_file() for _, path in done):
             continue
         cells = []
-        for path in done:
+        for label, path in done:
             if path.is_file():
                 summary = json.loads(path.read_text())
                 v, greedy = last_returns(path.parent), summary.get("final_eval_return_per_seed")
                 cell = f"{v.mean():.1f} ± {v.std():.1f}" + (f"; greedy {np.mean(greedy):.1f}" if greedy else "")
                 frames = f"{summary['frames_per_seed'] / 1e6:.3g}M frames"
-                cells.append(f"{cell} ({seeds_label(v.size)}, {frames}, {machine_kind(summary)})")
+                mark = " \\*" if (label, game) in marked else ""
+                cells.append(f"{cell} ({seeds_label(v.size)}, {frames}, {machine_kind(summary)}){mark}")
             else:
                 cells.append("-")
         cells += ["-" if v is None else str(v) for v in published]
@@ -814,6 +820,11 @@ def gymnax_report(args) -> None:
     """The results page's gymnax-setting section: `GYMNAX_PROTOCOL`'s runs beside the published returns."""
     runs = [(e.label, args.results / e.name) for e in GYMNAX_PROTOCOL]
     pending = [f"{e.name} on {g}" for e, g in planned_runs("gymnax") if not finished(args.results, e, g)]
+    earlier, marked = {}, set()  # as in `report`: runs trained with an earlier version of their preset
+    for entry, game in planned_runs("gymnax"):
+        if change := preset_changes(args.results, entry, game):
+            earlier.setdefault((entry.name, changes_text(change)), []).append(game)
+            marked.add((entry.label, game))
     lines = [
         GYMNAX_START,
         "",
@@ -830,8 +841,9 @@ def gymnax_report(args) -> None:
         "is the nearer figure to set beside it; the last-100 training return (MinAtar's measure, as in the table "
         "above) includes the agent's exploration.",
         "",
-        *like_for_like_lines(runs),
+        *like_for_like_lines(runs, frozenset(marked)),
         "",
+        *earlier_preset_lines(earlier),
     ]
     if pending:
         lines += [f"Not trained yet ({len(pending)} of {len(planned_runs('gymnax'))} runs; `run --setting gymnax "

@@ -6,7 +6,8 @@ expectation over actions is an exact sum instead of a sampled estimate, in all t
 * critics (two, with target copies):  Q_i(s, a) -> r + gamma * sum_a' pi(a'|s') [min_j Qtarget_j(s', a')
   - alpha log pi(a'|s')]  (no bootstrap at termination; with `n_step`, the n-step return bootstraps from the
   n-th state, and `critic_target="mean"` averages the two target critics instead of taking the smaller, the
-  "double average" of Zhou et al., 2022);
+  "double average" of Zhou et al., 2022; `"blend"` takes mean_j - critic_pessimism * |Q1 - Q2| / 2, between
+  the two, as Moskovitz et al.'s "Tactical Optimism and Pessimism", 2021);
 * actor:  sum_a pi(a|s) [alpha log pi(a|s) - min_j Q_j(s, a)];
 * temperature:  sum_a pi(a|s) [-alpha (log pi(a|s) + target_entropy)], which raises alpha when the policy's
   entropy falls below `target_entropy = target_entropy_scale * log(num_actions)`.
@@ -38,6 +39,7 @@ import optax
 
 from maxatar.prng import uniform_to_int
 from maxatar_agents import off_policy, program
+from maxatar_agents.configs import ConfigError
 from maxatar_agents.networks import make_network
 from maxatar_agents.off_policy import Transition
 from maxatar_agents.program import Program, TrainResult, env_from_config
@@ -66,7 +68,10 @@ class Config(off_policy.OffPolicyConfig):
     initial_alpha: float = 1.0  # the temperature before the first update
     target_entropy_scale: float = 0.98  # target entropy as a fraction of the maximum, log(num_actions)
     n_step: int = 1  # n-step returns for the critics (1: the paper's one-step target); episode ends cut them
-    critic_target: str = "min"  # the target critics' value: "min" (clipped double Q) or "mean" (double average)
+    critic_target: str = "min"  # the target critics' value: "min" (clipped double Q), "mean" (average) or "blend"
+    # With critic_target="blend": the target critics' mean minus this many times half their gap, 1 being their
+    # minimum and 0 their mean (above 1 more pessimistic than the minimum, below 0 optimistic); `grid` sweeps it.
+    critic_pessimism: float = 0.5
     # The entropy bonus in the critics' target (soft Q-learning). It pays for every step survived, so where
     # staying alive is safe and rewards are sparse (Seaquest's surface) the soft value favours hiding; False
     # has the critics learn the policy's plain expected Q, the actor's entropy term kept (decoupled, as
@@ -78,6 +83,9 @@ class Config(off_policy.OffPolicyConfig):
         super().__post_init__()
         if self.buffer_size // self.num_envs < self.n_step + 1:
             raise ValueError("buffer_size must hold at least n_step + 1 transitions per environment")
+        if self.critic_target != "blend" and self.critic_pessimism != Config.critic_pessimism:
+            message = f"critic_pessimism is used only with critic_target='blend', not {self.critic_target!r}"
+            raise ConfigError("critic_pessimism", message)
 
 
 # A preset's settings go on a few lines by theme (run, replay and updates, targets, step sizes, network).
@@ -142,6 +150,7 @@ def critic_loss(
     logits: Callable,
     gamma: float,
     critic_target: str = "min",
+    critic_pessimism: float | jax.Array = 0.5,
     critic_entropy: bool = True,
 ) -> tuple[jax.Array, jax.Array]:
     """Soft Bellman error of both critics on sampled runs of n + 1 steps (fields shaped (batch, n + 1)), and
@@ -149,15 +158,20 @@ def critic_loss(
 
     The target is the n-step return bootstrapped from V(s_n) = sum_a' pi(a'|s_n) [Qtarget(s_n, a') - alpha
     log pi(a'|s_n)] (`off_policy.n_step_target`: cut at an episode end, no bootstrap past a termination),
-    where Qtarget is the smaller of the two target critics ("min", which curbs overestimation) or their mean
-    ("mean"); without `critic_entropy`, V(s_n) = sum_a' pi(a'|s_n) Qtarget(s_n, a'). Runs cut by a time limit
-    count for nothing (their stored successor is the next episode's first observation; see
-    `off_policy.Transition`). `critics(params, obs)` gives both critics' Q-values stacked on
-    a leading axis of 2, `logits(params, obs)` the actor's."""
+    where Qtarget is the smaller of the two target critics ("min", which curbs overestimation), their mean
+    ("mean"), or their mean less `critic_pessimism` times half their gap ("blend"); without `critic_entropy`,
+    V(s_n) = sum_a' pi(a'|s_n) Qtarget(s_n, a'). Runs cut by a time limit count for nothing (their stored
+    successor is the next episode's first observation; see `off_policy.Transition`). `critics(params, obs)`
+    gives both critics' Q-values stacked on a leading axis of 2, `logits(params, obs)` the actor's."""
     last_obs = sequence.obs[:, -1]
     next_probs, next_log_probs = policy(logits(actor_params, last_obs))
     both = critics(target_critic_params, last_obs)
-    next_q = both.min(axis=0) if critic_target == "min" else both.mean(axis=0)
+    if critic_target == "min":
+        next_q = both.min(axis=0)
+    elif critic_target == "mean":
+        next_q = both.mean(axis=0)
+    else:
+        next_q = both.mean(axis=0) - critic_pessimism * jnp.abs(both[0] - both[1]) / 2
     bonus = alpha * next_log_probs if critic_entropy else 0.0
     next_v = jnp.sum(next_probs * (next_q - bonus), axis=-1)
     target, usable = off_policy.n_step_target(sequence, next_v, gamma)
@@ -218,6 +232,7 @@ def make_program(config: Config) -> Program:
         **networks,
         gamma=config.gamma,
         critic_target=config.critic_target,
+        critic_pessimism=config.critic_pessimism,
         critic_entropy=config.critic_entropy,
     )
     actor_loss_fn = functools.partial(actor_loss, **networks)

@@ -42,6 +42,7 @@ BAD_VALUES = [
     ("dqn", "gamma", 1.5, "gamma must be in [0, 1], got 1.5"),
     ("pqn", "gamma", 7, "gamma must be in [0, 1], got 7"),
     ("sac", "actor_lr", 0, "actor_lr must be > 0, got 0"),
+    ("sac", "critic_pessimism", 0.3, "critic_pessimism is used only with critic_target='blend', not 'min'"),
     ("ppo", "total_steps", 0, "total_steps must be >= 1, got 0"),
     ("pqn", "num_envs", 2.5, "num_envs must be an integer, got 2.5"),
     ("pqn", "keep_best", 1, "keep_best must be true or false, got 1"),

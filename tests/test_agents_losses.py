@@ -115,6 +115,18 @@ def test_critic_loss_mean_target_averages_the_target_critics():
     assert float(loss) == pytest.approx((1.0 - target) ** 2 + (2.0 - target) ** 2, rel=1e-6)
 
 
+@pytest.mark.parametrize("pessimism, next_q", [(1.0, (2.0, 1.0)), (0.0, (2.5, 2.5)), (0.5, (2.25, 1.75))])
+def test_critic_loss_blend_target_moves_from_the_mean_towards_the_smaller_critic(pessimism, next_q):
+    first = transitions(obs=[0], action=[1], reward=[1.0], terminated=[False], truncated=[False])
+    second = transitions(obs=[1], action=[0], reward=[0.0], terminated=[False], truncated=[False])
+    alpha, gamma = 0.5, 0.9
+    loss, _ = critic_loss(alpha, pairs(first, second), gamma, critic_target="blend", critic_pessimism=pessimism)
+    # Target critics in state 1: (2, 4) and (3, 1), mean (2.5, 2.5), half gap (0.5, 1.5); 1 is the smaller
+    # critic, 0 their mean.
+    target = 1.0 + gamma * (sum(next_q) / 2 + alpha * LOG2)
+    assert float(loss) == pytest.approx((1.0 - target) ** 2 + (2.0 - target) ** 2, rel=1e-6)
+
+
 def test_critic_loss_without_the_entropy_bonus_bootstraps_the_expected_q():
     first = transitions(obs=[0], action=[1], reward=[1.0], terminated=[False], truncated=[False])
     second = transitions(obs=[1], action=[0], reward=[0.0], terminated=[False], truncated=[False])

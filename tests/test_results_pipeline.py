@@ -209,6 +209,14 @@ def test_the_gymnax_setting_table_sets_the_runs_beside_the_published_returns(tmp
     assert rows["| Breakout"] == "| Breakout | 25.0 ± 4.1; greedy 26.0 (3 seeds, 0.002M frames, CPU) | - | 28 | 22.88 |"
     assert rows["| Asterix"] == "| Asterix | - | - | 15 | 14.95 |" and "| Seaquest" not in rows
     assert "pqn-minatar on Asterix-v0" in text and "pqn-minatar on Breakout-v0" not in text  # still to train
+    # A run trained before its preset changed keeps its cell, marked and said why, as in MinAtar's table.
+    summary = mr.result_dir(results, GYMNAX_PQN, "Breakout-v0") / "summary.json"
+    recorded = json.loads(summary.read_text())
+    summary.write_text(json.dumps(recorded | {"config": recorded["config"] | {"gamma": 0.9}}))
+    mr.report(namespace(tmp_path, readme=page, setting="gymnax"))
+    text = page.read_text()
+    assert "| Breakout | 25.0 ± 4.1; greedy 26.0 (3 seeds, 0.002M frames, CPU) \\* | - |" in text
+    assert "not what the preset trains today: pqn-minatar on Breakout-v0 (gamma 0.9 -> 0.99)" in text
     # A finished gymnax-setting run ships no policy: the shipped ones play MinAtar's setting.
     monkeypatch.setattr(mr, "export", lambda args: pytest.fail("exported a gymnax-setting run"))
     mr.finish_run(GYMNAX_PQN, "Breakout-v0", namespace(tmp_path, no_export=False, setting="gymnax"))

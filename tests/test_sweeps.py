@@ -204,3 +204,12 @@ def test_every_float_field_of_every_agent_can_be_swept(module):
     sweep = {name: [getattr(config, name)] for name in floats}
     assert grid.check_sweep(module, config, sweep) == {name: (float(getattr(config, name)),) for name in floats}
     assert grid.combinations({"a": [1.0, 2.0], "b": [3.0]}) == [{"a": 1.0, "b": 3.0}, {"a": 2.0, "b": 3.0}]
+
+
+def test_sac_blend_target_sweeps_its_pessimism():
+    """The pessimism enters the traced program only with critic_target="blend"; with another target a value
+    other than the default is refused, naming the field, before anything compiles."""
+    config = dataclasses.replace(make_config(sac, "maxatar/CartPole-v1"), critic_target="blend")
+    assert grid.check_sweep(sac, config, {"critic_pessimism": [0, 1]}) == {"critic_pessimism": (0.0, 1.0)}
+    with pytest.raises(grid.SweepError, match="critic_pessimism is used only with critic_target='blend'"):
+        grid.check_sweep(sac, make_config(sac, "maxatar/CartPole-v1"), {"critic_pessimism": [0.25, 0.75]})
