@@ -13,12 +13,13 @@
 #   OUT=/tmp/out SMOKE=1 bash benchmarks/gpu_suite.sh 400   # the same stages, tiny, to try the script on a CPU
 #   OUT=/tmp/out PARALLEL=1 STAGES="seeds10 gymnax seeds5" bash benchmarks/gpu_suite.sh 540   # side by side
 #   OUT=/tmp/out STAGES="sac sac_critic" CRITIC_GAMES=Seaquest bash benchmarks/gpu_suite.sh 560
-#   OUT=/tmp/out STAGES=sac_pessimism CRITIC_GAMES="Asterix Seaquest" bash benchmarks/gpu_suite.sh 560
+#   OUT=/tmp/out STAGES=sac_pessimism CRITIC_GAMES="Asterix Seaquest" PESSIMISM=0.5,0.6,0.7,0.75 \
+#       bash benchmarks/gpu_suite.sh 560
 #
 # Stages: throughput, freeway, million (N = 2^20), pqn, ppo, dqn, profile, sac, seeds5, seeds10, gymnax,
 # sac_critic, sac_pessimism (see run_stage below); GAMES: the games of the training stages (CRITIC_GAMES: the
-# last two's, GAMES if unset). PARALLEL=1 runs the named stages side by side (the training stages' small
-# programs leave most of the card idle); each keeps its own time cap.
+# last two's, GAMES if unset; PESSIMISM: sac_pessimism's values, comma-separated). PARALLEL=1 runs the named
+# stages side by side (the training stages' small programs leave most of the card idle); each keeps its own cap.
 #
 # Needs: the peers as wheels in .whl/ (gymnasium, farama-notifications, gymnax, pgx, svgwrite, minatar,
 # flashbax, tqdm: `pip download --no-deps` them for the machine's Python; matplotlib and its dependencies in
@@ -76,7 +77,8 @@ flax.__version__, 'optax', optax.__version__, 'torch', torch.__version__, torch.
 } >"$W/machine.txt" 2>&1
 cat "$W/machine.txt"
 echo "# OUT=\$OUT PARALLEL=${PARALLEL:-} STAGES=\"${STAGES:-}\" GAMES=\"${GAMES:-}\"" \
-    "CRITIC_GAMES=\"${CRITIC_GAMES:-}\" bash benchmarks/gpu_suite.sh $BUDGET" >"$W/commands.txt"
+    "CRITIC_GAMES=\"${CRITIC_GAMES:-}\" PESSIMISM=\"${PESSIMISM:-}\"" \
+    "bash benchmarks/gpu_suite.sh $BUDGET" >"$W/commands.txt"
 
 # The Python-loop and numpy references are left out of the throughput runs: this is about the GPU.
 TP=(--repeats $REPEATS --min-time 0.2 --no-gym --loop-max-n 0
@@ -161,15 +163,16 @@ run_stage() {
         wait "${pids[@]}"
         ;;
     sac_pessimism) # SAC `fast` with the blended target critic (critic_target="blend"), its pessimism swept from the
-        # mean (0) to the smaller (1) in one program per game: 5 values x 10 seeds, the games side by side
-        local game pids=() critic_games
+        # mean (0) to the smaller (1) in one program per game: PESSIMISM's values (default 5) x 10 seeds, the games
+        # side by side
+        local game pids=() critic_games values=${PESSIMISM:-0,0.25,0.5,0.75,1}
         read -r -a critic_games <<<"${CRITIC_GAMES:-${ALGO_GAMES[*]}}"
         for game in "${critic_games[@]}"; do
             echo "python -m maxatar_agents.sac --env maxatar/$game-v0 --preset fast --critic-target blend" \
-                "--critic-pessimism 0,0.25,0.5,0.75,1 --seeds $SEEDS --seed 100 --no-progress" \
+                "--critic-pessimism $values --seeds $SEEDS --seed 100 --no-progress" \
                 "--out sac_pessimism/$game-v0" >>"$W/commands.txt"
             stage "sac_pessimism_$game" 540 python3 -m maxatar_agents.sac --env "maxatar/$game-v0" --preset fast \
-                --critic-target blend --critic-pessimism 0,0.25,0.5,0.75,1 --seeds "$SEEDS" --seed 100 \
+                --critic-target blend --critic-pessimism "$values" --seeds "$SEEDS" --seed 100 \
                 --no-progress --out "$W/sac_pessimism/$game-v0" "${FRAMES[@]}" &
             pids+=($!)
         done

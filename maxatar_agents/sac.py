@@ -106,7 +106,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     # one seed in five learned the game (8.5 at 2M frames over 5 seeds), the mean 42.6 with all 10 seeds past
     # MinAtar DQN's 17; no visible cost on Breakout, Freeway and SpaceInvaders, but on Seaquest none of 17 seeds
     # left the plateau near 7 (with `min`, 9 of 15 passed MinAtar DQN's 20). Each value misses one game of five;
-    # the mean has the higher IQM over the five. benchmarks/results/agents/sac-critic-target/.
+    # the mean has the higher IQM over the five. Between them (critic_target="blend"), first probes flip both games
+    # between pessimism 0.5 and 0.75, in opposite directions. benchmarks/results/agents/sac-critic-target/.
     "fast": dict(
         total_steps=2_000_000, num_envs=16,
         buffer_size=100_000, learning_starts=5_000, batch_size=128, train_every=1,
