@@ -106,6 +106,21 @@ train() { # ALGO GAME...: 10 seeds in one program, to the published DQN return, 
     done
 }
 
+sac_games() { # NAME DIR SAC_ARGS...: SAC `fast` on each of CRITIC_GAMES (GAMES if unset), 10 seeds from 100 in
+    # one program per game, the games side by side, each a stage of its own (NAME_<game>) writing to DIR/<game>-v0
+    local name=$1 dir=$2 game pids=() games
+    shift 2
+    read -r -a games <<<"${CRITIC_GAMES:-${ALGO_GAMES[*]}}"
+    for game in "${games[@]}"; do
+        echo "python -m maxatar_agents.sac --env maxatar/$game-v0 --preset fast $* --seeds $SEEDS --seed 100" \
+            "--no-progress --out $dir/$game-v0" >>"$W/commands.txt"
+        stage "${name}_$game" 540 python3 -m maxatar_agents.sac --env "maxatar/$game-v0" --preset fast "$@" \
+            --seeds "$SEEDS" --seed 100 --no-progress --out "$W/$dir/$game-v0" "${FRAMES[@]}" &
+        pids+=($!)
+    done
+    wait "${pids[@]}"
+}
+
 run_stage() {
     case $1 in
     throughput) # every game and CartPole beside gymnax and pgx (gymnax's Freeway compiles for ~17 s at 16,384)
@@ -145,38 +160,18 @@ run_stage() {
             --setting "$setting" --algos "${algos[@]}" --games "${games[@]}" --jobs "$jobs" --resume \
             --no-export --no-progress --results "$W/agents_$setting" --runs "$W/runs_$setting"
         ;;
-    sac_critic) # SAC `fast` with either target critic value (clipped double Q "min", double average "mean"), 10
-        # seeds per game in one program each, all games and both values side by side:
+    sac_critic) # SAC `fast` with either target critic value (clipped double Q "min", double average "mean"):
         # benchmarks/results/agents/sac-critic-target/
-        local game target pids=() critic_games
-        read -r -a critic_games <<<"${CRITIC_GAMES:-${ALGO_GAMES[*]}}"
-        for game in "${critic_games[@]}"; do
-            for target in min mean; do
-                echo "python -m maxatar_agents.sac --env maxatar/$game-v0 --preset fast --critic-target $target" \
-                    "--seeds $SEEDS --seed 100 --no-progress --out sac_critic/$target/$game-v0" >>"$W/commands.txt"
-                stage "sac_critic_${target}_$game" 540 python3 -m maxatar_agents.sac --env "maxatar/$game-v0" \
-                    --preset fast --critic-target "$target" --seeds "$SEEDS" --seed 100 --no-progress \
-                    --out "$W/sac_critic/$target/$game-v0" "${FRAMES[@]}" &
-                pids+=($!)
-            done
+        local target
+        for target in min mean; do
+            sac_games "sac_critic_$target" "sac_critic/$target" --critic-target "$target" &
         done
-        wait "${pids[@]}"
+        wait
         ;;
-    sac_pessimism) # SAC `fast` with the blended target critic (critic_target="blend"), its pessimism swept from the
-        # mean (0) to the smaller (1) in one program per game: PESSIMISM's values (default 5) x 10 seeds, the games
-        # side by side
-        local game pids=() critic_games values=${PESSIMISM:-0,0.25,0.5,0.75,1}
-        read -r -a critic_games <<<"${CRITIC_GAMES:-${ALGO_GAMES[*]}}"
-        for game in "${critic_games[@]}"; do
-            echo "python -m maxatar_agents.sac --env maxatar/$game-v0 --preset fast --critic-target blend" \
-                "--critic-pessimism $values --seeds $SEEDS --seed 100 --no-progress" \
-                "--out sac_pessimism/$game-v0" >>"$W/commands.txt"
-            stage "sac_pessimism_$game" 540 python3 -m maxatar_agents.sac --env "maxatar/$game-v0" --preset fast \
-                --critic-target blend --critic-pessimism "$values" --seeds "$SEEDS" --seed 100 \
-                --no-progress --out "$W/sac_pessimism/$game-v0" "${FRAMES[@]}" &
-            pids+=($!)
-        done
-        wait "${pids[@]}"
+    sac_pessimism) # SAC `fast` with the blended target critic, its pessimism swept from the mean (0) to the
+        # smaller (1) in one program per game: PESSIMISM's values (default 5) x 10 seeds
+        sac_games sac_pessimism sac_pessimism --critic-target blend \
+            --critic-pessimism "${PESSIMISM:-0,0.25,0.5,0.75,1}"
         ;;
     profile) # where the step time goes in the rows that missed their targets (benchmarks/profile_envs.py)
         for env in CartPole-v1 Seaquest-v0; do
