@@ -1,23 +1,24 @@
-"""The functional contract shared by every MaxAtar environment.
+"""The contract every MaxAtar environment fills: its data and its hooks, and nothing of the episode around them.
 
 An environment object holds only static configuration and is hashable, so it can be a static argument to
 `jax.jit`. Everything that changes lives in pytrees passed in and out:
 
 * `EnvParams`  values a user may change without recompiling (and may vmap over);
-* `EnvState`   the game's own state plus what the wrapper needs (sticky action, step counter, terminal flag);
-* `Draws`      the random variates one step consumes, so `transition` is deterministic.
+* `EnvState`   the game's own state plus what the episode needs (sticky action, step counter, terminal flag);
+* `Draws`      the random variates one step consumes, so a step is deterministic.
 
-A game implements a handful of hooks (`init`, `game_step`, `game_observation`, and the draw maps) and
-inherits `reset`, `step`, `sample_draws` and `transition`; the episode rules around its step (sticky actions, the
-frozen terminal state, the time limit, auto-reset) are `maxatar.episode`'s. It also
-declares what the spaces and the renderers read (observation bounds, channel names and colours, keys) as plain
-data next to its rules, so no other layer keeps a table keyed by game name. See docs/architecture.md.
+A game implements a handful of hooks (`init`, `game_step`, `game_observation`, and the draw maps) on a subclass of
+`maxatar.Environment` (`maxatar.episode.Environment`: this class plus the episode protocol, `reset`, `step`,
+`transition`). It also declares what the spaces and the renderers read (observation bounds, channel names and
+colours, keys) as plain data next to its rules, so no other layer keeps a table keyed by game name. This module
+imports nothing of `maxatar` but the input checks and the random numbers. See docs/architecture.md.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any, ClassVar, NamedTuple
 
@@ -25,14 +26,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.checks import (  # the input checks live in maxatar.checks; re-exported here for older imports
-    check_action,
-    check_key,
-    check_params_entry,
-    check_traced_action,
-)
+# The input checks live in maxatar.checks; these are re-exported here for older imports.
+from maxatar.checks import check_action as check_action
 from maxatar.checks import check_difficulty as check_difficulty
+from maxatar.checks import check_key
 from maxatar.checks import check_params as check_params
+from maxatar.checks import check_params_entry as check_params_entry
+from maxatar.checks import check_traced_action as check_traced_action
 from maxatar.prng import uniform
 
 
@@ -94,8 +94,8 @@ class Draws:
 
 
 def keep_last_action(fresh: EnvState, previous: EnvState) -> EnvState:
-    """`fresh` (a reset state) with `previous`'s last executed action: MinAtar keeps the last executed action
-    across resets, so the sticky action carries over into the next episode."""
+    """Deprecated: `maxatar.keep_last_action` (`maxatar.episode`, with the other episode rules)."""
+    warnings.warn("maxatar.core.keep_last_action moved to maxatar.keep_last_action", DeprecationWarning, stacklevel=2)
     return dataclasses.replace(fresh, last_action=previous.last_action)
 
 
@@ -136,7 +136,8 @@ class Tabular(NamedTuple):
 
 
 class Environment:
-    """Base class of every MaxAtar environment; subclasses fill in the game hooks below.
+    """What an environment declares: the game hooks below and its data. Games subclass `maxatar.Environment`
+    (`maxatar.episode.Environment`), which adds the episode protocol; this class is the type every layer reads.
 
     Class attributes a game sets, in this order: always name, num_game_actions, obs_shape, obs_dtype, the two
     uniform counts, twin, and (grid games) channels and draw_order, so each game states its contract in full;
@@ -298,38 +299,12 @@ class Environment:
         """A game with `canvas_cells`: its uint8 RGB picture, `canvas_cells` times `scale` pixels (jittable)."""
         raise NotImplementedError(f"{self.name} is drawn from its observation grid")
 
-    # --- the functional API ---
+    # --- the draws: uniforms to the variates a reset or a step consumes ---
 
     def sample_reset_draws(self, key: jax.Array, params: EnvParams) -> Any:
         """The reset variates drawn from `key` (kept apart from `init` so tests can feed the reference's)."""
         check_key(key)
         return self.reset_draws(uniform(key, (self.num_reset_uniforms,)), params)
-
-    def reset_from_draws(self, draws: Any, params: EnvParams) -> tuple[jax.Array, EnvState]:
-        """(observation, state) of a fresh episode from given reset variates: deterministic, for replays. The
-        game starts at ramp level `params.difficulty` (a traced level is clipped into range)."""
-        game = self.init(draws, params)
-        if self.max_difficulty:  # static: games without a ramp compile nothing here
-            level = jnp.clip(jnp.asarray(params.difficulty, jnp.int32), 0, self.max_difficulty)
-            game = self.at_difficulty(game, level)
-        state = EnvState(
-            game=game,
-            last_action=jnp.int32(0),
-            time=jnp.int32(0),
-            terminated=jnp.bool_(False),
-        )
-        return self.observation(state), state
-
-    def reset_from_uniforms(self, uniforms: jax.Array, params: EnvParams) -> tuple[jax.Array, EnvState]:
-        """Reset from `num_reset_uniforms` uniforms (lets a batched caller draw everything in one call)."""
-        return self.reset_from_draws(self.reset_draws(uniforms, params), params)
-
-    def reset(self, key: jax.Array, params: EnvParams | None = None) -> tuple[jax.Array, EnvState]:
-        """(observation, state) of a fresh episode; the sticky action starts at 0 (see `keep_last_action`)."""
-        check_key(key)
-        check_params_entry(self, params)  # params built by hand (outside jit: traced ones pass)
-        params = self.default_params() if params is None else params
-        return self.reset_from_draws(self.sample_reset_draws(key, params), params)
 
     def draws_from_uniforms(self, uniforms: jax.Array, state: EnvState, params: EnvParams) -> Draws:
         """Split a vector of `num_draws` uniforms: the first is the sticky draw, the rest the game's."""
@@ -341,39 +316,9 @@ class Environment:
         params = self.default_params() if params is None else params
         return self.draws_from_uniforms(uniform(key, (self.num_draws,)), state, params)
 
-    def transition(self, state: EnvState, action, draws: Draws, params: EnvParams | None = None):
-        """Deterministic step: (obs, state, reward, terminated, truncated, info).
-
-        `action` indexes this environment's action set. Under `jit` an out-of-range action cannot raise:
-        it is clipped into range and `info["invalid_action"]` is set, so state is never indexed out of
-        bounds. Outside `jit` it raises. A terminated state stays frozen (reward 0), as in MinAtar, but
-        the sticky draw is still consumed and the step counter still advances.
-        """
-        from maxatar.episode import advance  # the episode rules (maxatar.episode imports this module)
-
-        check_params_entry(self, params)
-        params = self.default_params() if params is None else params
-        next_state, reward, terminated, truncated, info = advance(self, state, action, draws, params)
-        return self.observation(next_state), next_state, reward, terminated, truncated, info
-
-    def step(self, key: jax.Array, state: EnvState, action, params: EnvParams | None = None):
-        """`transition` after `sample_draws`. Does not reset: see `AutoReset`."""
-        check_key(key)
-        check_params_entry(self, params)
-        params = self.default_params() if params is None else params
-        action = self._check_action(action)  # before any work, so bad input fails fast
-        return self.transition(state, action, self.sample_draws(key, state, params), params)
-
     def observation(self, state: EnvState) -> jax.Array:
         """The observation of a full state (the game's, whatever the wrapper fields hold)."""
         return self.game_observation(state.game)
-
-    def _check_action(self, action) -> jax.Array:
-        """`action` as int32; a concrete one must be an in-range integer scalar, a traced one an integer scalar
-        (`maxatar.checks.check_action`, `check_traced_action`)."""
-        if isinstance(action, jax.core.Tracer):
-            return check_traced_action(action)
-        return jnp.int32(check_action(action, self.num_actions))
 
 
 def observation_bounds(env: Environment) -> tuple:
@@ -387,12 +332,3 @@ def observation_bounds(env: Environment) -> tuple:
     high = np.broadcast_to(np.asarray(env.obs_high, np.float32), env.obs_shape)
     low = -high if env.obs_low is None else np.broadcast_to(np.asarray(env.obs_low, np.float32), env.obs_shape)
     return low, high, np.dtype(np.float32)
-
-
-def __getattr__(name):
-    """`AutoReset` lives with the other episode rules in `maxatar.episode`; `maxatar.core.AutoReset` still works."""
-    if name == "AutoReset":
-        from maxatar.episode import AutoReset
-
-        return AutoReset
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,25 +1,31 @@
-"""The episode rules around a game step, written once per engine.
+"""The episode protocol, written once per engine: what every front end does around a game's step and reset.
 
-MinAtar's rules around its games, which every front end keeps: the previous *executed* action repeats with the
-sticky probability (drawn first on every step, also on a frozen one); a terminated game stays frozen, with reward
-0; the step counter advances and the time limit (`max_steps`, 0 for none) truncates; a new episode keeps the
-last executed action (`core.keep_last_action`), except a seeded or first reset, which starts from action 0.
-Auto-reset comes in Gymnasium's three modes (`AutoresetMode`): NEXT_STEP (the step after an episode ends resets,
-ignoring its action, with reward 0 and both flags False), SAME_STEP (the finished step returns the new episode's
-observation; the last one is kept in `info["final_obs"]`), DISABLED (the caller resets).
+MinAtar's rules around its games, which every front end keeps: a new episode starts at the params' ramp level (or
+a chosen one); the previous *executed* action repeats with the sticky probability (drawn first on every step, also
+on a frozen one); a terminated game stays frozen, with reward 0; the step counter advances and the time limit
+(`max_steps`, 0 for none) truncates; a new episode keeps the last executed action (`keep_last_action`), except a
+fresh one (a seeded or first reset), which starts from action 0. Auto-reset comes in Gymnasium's three modes
+(`AutoresetMode`): NEXT_STEP (the step after an episode ends resets, ignoring its action, with reward 0 and both
+flags False), SAME_STEP (the finished step returns the new episode's observation; the last one is kept in
+`info["final_obs"]`), DISABLED (the caller resets). A start state loaded with its episode ended counts as just
+finished (`ended_on_load`).
 
-* JAX: `advance` (one step of a state: the rules above around `Environment.game_step`) and `autoreset` (one
-  environment's step from one row of uniforms, in any mode; vmap it for batches). `Environment.transition`,
-  `AutoReset`, the vector env's jitted step and the agents call them.
-* Python: `TwinEnv`, the same rules around a game's plain-Python twin (`maxatar.twin`), for the Python backend of
-  the Gymnasium front ends.
+* JAX: `Environment`, the base every game subclasses, whose `reset`, `step` and `transition` are the protocol
+  around the hooks of `maxatar.core.Environment`; `restart` (one environment's new episode, fresh or kept, at a
+  level), `reset_batch` (a batch's, all or masked), `advance` (one step of a state) and `autoreset` (one
+  environment's step from one row of uniforms, in any mode; vmap it for batches). `AutoReset`, the vector env's
+  jitted calls and the agents call them.
+* Python: `TwinEnv`, the same rules around a game's plain-Python twin (`maxatar.twin`), and `reset_twins`, for the
+  Python backend of the Gymnasium front ends.
 
 `tests/test_episode.py` plays both engines side by side in every mode on every game.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import jax
@@ -27,14 +33,103 @@ import jax.numpy as jnp
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from maxatar.checks import check_key, check_params_entry
-from maxatar.core import Draws, Environment, EnvParams, EnvState, keep_last_action, tree_select
+from maxatar import core
+from maxatar.checks import check_action, check_key, check_params_entry, check_traced_action
+from maxatar.core import Draws, EnvParams, EnvState, tree_select
 from maxatar.prng import uniform
 from maxatar.twin import Twin
 
 NEXT_STEP, SAME_STEP, DISABLED = AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED
 
 # --- JAX ---
+
+
+class Environment(core.Environment):
+    """Base class of every MaxAtar environment: the contract (`maxatar.core.Environment`: a game fills its hooks
+    and data) with the episode protocol around it, so that a game's `reset`, `step` and `transition` are the
+    protocol's, as a gymnax environment's are."""
+
+    def reset_from_draws(self, draws: Any, params: EnvParams) -> tuple[jax.Array, EnvState]:
+        """(observation, state) of a fresh episode from given reset variates: deterministic, for replays. The
+        game starts at ramp level `params.difficulty` (a traced level is clipped into range)."""
+        game = self.init(draws, params)
+        if self.max_difficulty:  # static: games without a ramp compile nothing here
+            level = jnp.clip(jnp.asarray(params.difficulty, jnp.int32), 0, self.max_difficulty)
+            game = self.at_difficulty(game, level)
+        state = EnvState(
+            game=game,
+            last_action=jnp.int32(0),
+            time=jnp.int32(0),
+            terminated=jnp.bool_(False),
+        )
+        return self.observation(state), state
+
+    def reset_from_uniforms(self, uniforms: jax.Array, params: EnvParams) -> tuple[jax.Array, EnvState]:
+        """Reset from `num_reset_uniforms` uniforms (lets a batched caller draw everything in one call)."""
+        return self.reset_from_draws(self.reset_draws(uniforms, params), params)
+
+    def reset(self, key: jax.Array, params: EnvParams | None = None) -> tuple[jax.Array, EnvState]:
+        """(observation, state) of a fresh episode; the sticky action starts at 0 (see `keep_last_action`)."""
+        check_key(key)
+        check_params_entry(self, params)  # params built by hand (outside jit: traced ones pass)
+        params = self.default_params() if params is None else params
+        return self.reset_from_draws(self.sample_reset_draws(key, params), params)
+
+    def transition(self, state: EnvState, action, draws: Draws, params: EnvParams | None = None):
+        """Deterministic step: (obs, state, reward, terminated, truncated, info).
+
+        `action` indexes this environment's action set. Under `jit` an out-of-range action cannot raise:
+        it is clipped into range and `info["invalid_action"]` is set, so state is never indexed out of
+        bounds. Outside `jit` it raises. A terminated state stays frozen (reward 0), as in MinAtar, but
+        the sticky draw is still consumed and the step counter still advances.
+        """
+        check_params_entry(self, params)
+        params = self.default_params() if params is None else params
+        next_state, reward, terminated, truncated, info = advance(self, state, action, draws, params)
+        return self.observation(next_state), next_state, reward, terminated, truncated, info
+
+    def step(self, key: jax.Array, state: EnvState, action, params: EnvParams | None = None):
+        """`transition` after `sample_draws`. Does not reset: see `AutoReset`."""
+        check_key(key)
+        check_params_entry(self, params)
+        params = self.default_params() if params is None else params
+        action = self._check_action(action)  # before any work, so bad input fails fast
+        return self.transition(state, action, self.sample_draws(key, state, params), params)
+
+    def _check_action(self, action) -> jax.Array:
+        """`action` as int32; a concrete one must be an in-range integer scalar, a traced one an integer scalar
+        (`maxatar.checks.check_action`, `check_traced_action`)."""
+        if isinstance(action, jax.core.Tracer):
+            return check_traced_action(action)
+        return jnp.int32(check_action(action, self.num_actions))
+
+
+def keep_last_action(fresh: EnvState, previous: EnvState) -> EnvState:
+    """`fresh` (a reset state) with `previous`'s last executed action: MinAtar keeps the last executed action
+    across resets, so the sticky action carries over into the next episode."""
+    return dataclasses.replace(fresh, last_action=previous.last_action)
+
+
+def restart(env: Environment, uniforms, params: EnvParams, previous: EnvState | None = None, level=None):
+    """One environment's new episode from a reset's `num_reset_uniforms` uniforms: (observation, state). It starts
+    at ramp level `level` (None: the params'); the sticky action of `previous`, the state it replaces, carries
+    over (`keep_last_action`), while a fresh episode (no `previous`: a first or seeded reset) starts from 0."""
+    params = params if level is None else params.replace(difficulty=level)
+    obs, state = env.reset_from_uniforms(uniforms, params)
+    return obs, (state if previous is None else keep_last_action(state, previous))
+
+
+def reset_batch(env: Environment, uniforms, params: EnvParams, levels=None, state=None, pending=None, mask=None):
+    """A batch's reset from one row of reset uniforms per environment: (state, pending, observation). Without
+    `state`, every environment starts a fresh episode (nothing pending); with the batch's `state`, `pending` and
+    a bool `mask`, the masked ones start a new episode keeping their sticky action (no longer pending) and the
+    others carry on. `levels`: one ramp level per environment, or None for the params'."""
+    obs, fresh = jax.vmap(partial(restart, env), (0, None, 0, 0))(uniforms, params, state, levels)
+    if state is None:
+        return fresh, jnp.zeros(uniforms.shape[0], bool), obs
+    select = jax.vmap(tree_select)
+    obs = select(mask, obs, jax.vmap(env.observation)(state))
+    return select(mask, fresh, state), pending & ~mask, obs
 
 
 def advance(env: Environment, state: EnvState, action, draws: Draws, params: EnvParams, freeze: bool = True):
@@ -79,14 +174,14 @@ def autoreset(
     stepped, reward, terminated, truncated, info = advance(env, state, action, draws, params, freeze)
     if mode == DISABLED:
         return stepped, terminated | truncated, env.observation(stepped), reward, terminated, truncated, info
-    _, fresh = env.reset_from_uniforms(uniforms[num_draws:], params)
+    _, fresh = restart(env, uniforms[num_draws:], params, stepped if mode == SAME_STEP else state)
     if mode == SAME_STEP:
         done = terminated | truncated
-        next_state = tree_select(done, keep_last_action(fresh, stepped), stepped)
+        next_state = tree_select(done, fresh, stepped)
         if final_obs:
             info = {**info, "final_obs": env.observation(stepped)}
         return next_state, jnp.zeros_like(done), env.observation(next_state), reward, terminated, truncated, info
-    next_state = tree_select(pending, keep_last_action(fresh, state), stepped)
+    next_state = tree_select(pending, fresh, stepped)
     reward = jnp.where(pending, 0.0, reward)
     terminated, truncated = terminated & ~pending, truncated & ~pending
     return next_state, terminated | truncated, env.observation(next_state), reward, terminated, truncated, info
@@ -139,13 +234,31 @@ class AutoReset:
         return obs, next_state, reward, terminated, truncated, info
 
 
+def same_step_info(final_obs, done) -> dict:
+    """A batch's `info` in the SAME_STEP mode (Gymnasium's keys): the finished episodes' last observations, and
+    `done`, where they are meaningful. Either engine's arrays."""
+    return {"final_obs": final_obs, "_final_obs": done, "final_info": {}, "_final_info": done}
+
+
+def ended_on_load(mode: AutoresetMode, start: EnvState, chosen=None) -> np.ndarray:
+    """Which environments given start state `start` (one per environment, on the host) begin pending: those whose
+    episode has ended, in the NEXT_STEP and DISABLED modes, as after a step that ends an episode (the next step
+    resets them; DISABLED: the caller resets them first), so that no engine steps an ended game. SAME_STEP
+    freezes and resets it within the step. `chosen`: the environments that load (None: all)."""
+    ended = np.asarray(jax.device_get(start.terminated), bool)
+    if mode == SAME_STEP:
+        return np.zeros_like(ended)
+    return ended if chosen is None else ended & chosen
+
+
 # --- Python ---
 
 
 class TwinEnv:
     """The episode rules around a twin, for one environment: sticky actions (the previous executed action repeats
     when the sticky uniform is below the stored float32 ceiling), a frozen game once terminated (reward 0), the
-    step counter, the time limit, and auto-reset in Gymnasium's modes (`autoreset_step`)."""
+    step counter, the time limit, and auto-reset in Gymnasium's modes (`autoreset_step`). `obs` is the current
+    observation."""
 
     def __init__(self, env: Environment, params: EnvParams, twin: Twin):
         self.twin = twin
@@ -158,10 +271,11 @@ class TwinEnv:
         self.last_action = 0
         self.time = 0
         self.terminated = False
+        self.obs: np.ndarray | None = None
 
     def reset(self, uniforms: Sequence[float], fresh: bool = False, difficulty: int | None = None) -> np.ndarray:
         """A new episode from a tape row (its reset part), at ramp level `difficulty` (default: the params').
-        The last executed action survives, as in MinAtar (`core.keep_last_action`), unless `fresh`: a first or
+        The last executed action survives, as in MinAtar (`keep_last_action`), unless `fresh`: a first or
         seeded reset starts from action 0, so that a seed replays exactly."""
         if fresh:
             self.last_action = 0
@@ -171,7 +285,8 @@ class TwinEnv:
             self.game = self.twin.at_difficulty(self.game, level)
         self.time = 0
         self.terminated = False
-        return self.twin.observation(self.game)
+        self.obs = self.twin.observation(self.game)
+        return self.obs
 
     def load(self, state: EnvState) -> np.ndarray:
         """Continue from a pure state: its game, sticky action, step counter and terminal flag."""
@@ -180,7 +295,8 @@ class TwinEnv:
         self.last_action = int(state.last_action)
         self.time = int(state.time)
         self.terminated = bool(state.terminated)
-        return self.twin.observation(self.game)
+        self.obs = self.twin.observation(self.game)
+        return self.obs
 
     def step(self, action: int, uniforms: Sequence[float]) -> tuple[np.ndarray, float, bool, bool]:
         """One step with an index into the action set and a tape row (its step part): `advance`."""
@@ -191,7 +307,8 @@ class TwinEnv:
             self.game, reward, self.terminated = self.twin.step(self.game, executed, uniforms[1 : self.num_draws])
         self.time += 1
         truncated = 0 < self.max_steps <= self.time
-        return self.twin.observation(self.game), reward, self.terminated, truncated
+        self.obs = self.twin.observation(self.game)
+        return self.obs, reward, self.terminated, truncated
 
     def autoreset_step(self, mode: AutoresetMode, pending: bool, action: int, uniforms: Sequence[float]):
         """`autoreset` in Python: (pending, observation, reward, terminated, truncated, final observation or
@@ -218,4 +335,30 @@ class TwinEnv:
         return jax.tree.map(jnp.asarray, self.numpy_state())
 
 
-__all__ = ["DISABLED", "NEXT_STEP", "SAME_STEP", "AutoReset", "TwinEnv", "advance", "autoreset"]
+def reset_twins(twins: list[TwinEnv], rows, pending: np.ndarray, levels=None, mask=None) -> np.ndarray:
+    """`reset_batch` in Python, one twin after another, from one tape row per twin: every twin starts a fresh
+    episode (nothing pending), or with a bool `mask` the masked ones start a new episode keeping their sticky
+    action (no longer pending) and the others carry on. Returns the new pending flags; each twin's `obs` is its
+    observation."""
+    chosen = range(len(twins)) if mask is None else np.flatnonzero(mask).tolist()
+    for i in chosen:
+        twins[i].reset(rows[i], fresh=mask is None, difficulty=None if levels is None else int(levels[i]))
+    return np.zeros(len(twins), bool) if mask is None else pending & ~mask
+
+
+__all__ = [
+    "DISABLED",
+    "NEXT_STEP",
+    "SAME_STEP",
+    "AutoReset",
+    "Environment",
+    "TwinEnv",
+    "advance",
+    "autoreset",
+    "ended_on_load",
+    "keep_last_action",
+    "reset_batch",
+    "reset_twins",
+    "restart",
+    "same_step_info",
+]

@@ -28,6 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from maxatar import episode
 from maxatar.core import RGB, Channel, Environment, EnvParams, observation_bounds
 
 PIXEL_OBS_TYPES = ("rgb", "grayscale")
@@ -256,7 +257,7 @@ def numpy_picture(env: Environment, obs: np.ndarray, obs_type: str, scale: int) 
 # --- the wrapper ---
 
 
-class ObservationVariant(Environment):
+class ObservationVariant(episode.Environment):
     """`env` with another observation of the same state: the base of `PixelObservation` and `FlatObservation`.
 
     Everything but the observation (actions, params, draws, dynamics) is `env`'s, so rollouts, `AutoReset`, the

@@ -42,6 +42,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from maxatar import episode
 from maxatar.core import Environment, EnvParams, EnvState, Tabular
 from maxatar.episode import SAME_STEP, autoreset
 from maxatar.prng import materialize, threefry2x32
@@ -168,7 +169,7 @@ def double_q_target(reward, terminated, q_next_select, q_next_value, gamma: floa
     return reward + gamma * jnp.where(terminated, 0.0, value)
 
 
-class TableGame(Environment):
+class TableGame(episode.Environment):
     """The environment as its tables (`transition_table`): the game state is the state index and a game step is a
     gather, so the episode rules around it (sticky action, time limit, auto-reset) are `maxatar.episode`'s, the
     environment's own. Its reset draws the uniforms the environment's reset reads (`Tabular.reset_uniforms`)."""

@@ -3,6 +3,7 @@ play the same episodes in every auto-reset mode on every game with a bit-exact t
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 
 import jax
@@ -11,8 +12,9 @@ import numpy as np
 import pytest
 
 import maxatar
-from maxatar.core import keep_last_action, tree_select
-from maxatar.episode import DISABLED, NEXT_STEP, SAME_STEP, TwinEnv, autoreset
+import maxatar.core
+from maxatar.core import tree_select
+from maxatar.episode import DISABLED, NEXT_STEP, SAME_STEP, TwinEnv, autoreset, restart
 from maxatar.twin import load_twin
 
 MODES = (NEXT_STEP, SAME_STEP, DISABLED)
@@ -32,8 +34,7 @@ def jax_play(env, first_row, rows, actions, params):
         for i, mode in enumerate(MODES):
             state, pending = carry[i]
             if mode == DISABLED:  # the caller's reset of a finished episode, as the vector env's reset_mask does
-                fresh = env.reset_from_uniforms(row[env.num_draws :], params)[1]
-                state = tree_select(pending, keep_last_action(fresh, state), state)
+                state = tree_select(pending, restart(env, row[env.num_draws :], params, state)[1], state)
                 pending = jnp.bool_(False)
             state, pending, obs, reward, terminated, truncated, info = autoreset(
                 env, mode, state, pending, action, row, params, final_obs=True
@@ -78,3 +79,12 @@ def test_both_engines_play_the_same_episodes_in_every_mode(env_id):
                 np.testing.assert_array_equal(final, expected[5], err_msg=where)
             resets += terminated or truncated
         assert resets >= 3, f"{env_id} {mode.value}: only {resets} episodes ended; the test must cover resets"
+
+
+def test_keep_last_action_moved():
+    """`maxatar.core.keep_last_action`, released, still works, with a warning naming its new place."""
+    _, fresh = maxatar.make("Breakout-v0")[0].reset(jax.random.key(0))
+    previous = dataclasses.replace(fresh, last_action=jnp.int32(3))
+    with pytest.warns(DeprecationWarning, match="maxatar.keep_last_action"):
+        old = maxatar.core.keep_last_action(fresh, previous)
+    assert int(old.last_action) == int(maxatar.keep_last_action(fresh, previous).last_action) == 3

@@ -18,9 +18,8 @@ from maxatar.core import (
     Environment,
     EnvParams,
     EnvState,
-    keep_last_action,
 )
-from maxatar.episode import TwinEnv
+from maxatar.episode import TwinEnv, restart
 from maxatar.gym.backend import (
     RENDER_MODES,
     check_output,
@@ -107,9 +106,8 @@ class MaxAtarEnv(gymnasium.Env):
         else:
             call = self._tape.next_call()
             if start is None:
-                params = self.params if level is None else self.params.replace(difficulty=level)
-                state, obs = _single_reset(env, self._tape.key, call, params)
-                self._state = state if fresh else keep_last_action(state, self._state)
+                previous = None if fresh else self._state
+                self._state, obs = _single_reset(env, self._tape.key, call, self.params, previous, level)
             else:
                 self._state, obs = _single_start(env, start)
             obs = self._out(obs)
@@ -180,10 +178,10 @@ class MaxAtarEnv(gymnasium.Env):
 
 
 @partial(jax.jit, static_argnums=0)
-def _single_reset(env: Environment, key, call, params):
-    """The JAX backend's reset: the reset part of tape row `call` (the caller keeps the sticky action)."""
+def _single_reset(env: Environment, key, call, params, previous, level):
+    """The JAX backend's reset (`maxatar.episode.restart`): the reset part of tape row `call`."""
     uniforms = tape_row(key, call, (env.num_auto_reset_uniforms,))
-    obs, state = env.reset_from_uniforms(uniforms[env.num_draws :], params)
+    obs, state = restart(env, uniforms[env.num_draws :], params, previous, level)
     return state, obs
 
 

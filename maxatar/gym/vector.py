@@ -25,10 +25,9 @@ from maxatar.core import (
     Environment,
     EnvParams,
     EnvState,
-    keep_last_action,
     tree_select,
 )
-from maxatar.episode import TwinEnv, autoreset
+from maxatar.episode import TwinEnv, autoreset, ended_on_load, reset_batch, reset_twins, same_step_info
 from maxatar.gym.backend import (
     check_output,
     check_render_mode,
@@ -103,7 +102,6 @@ class MaxAtarVectorEnv(VectorEnv):
         self._tape: Tape | None = None
         self._state: EnvState | None = None  # the JAX backend's batched state
         self._pending = None  # sub-environments whose episode ended on the last step (next-step and disabled modes)
-        self._obs: list | None = None  # the Python backend's current observation of each sub-environment
         self._spec = _VectorSpec(self.env, self.num_envs, self.autoreset_mode, self.mesh)
         self._placed_params: tuple[EnvParams, EnvParams] | None = None  # (params, their replicated copy)
         self._previous = None  # the JAX backend's state before its last step with JAX actions (`_step_device`)
@@ -151,9 +149,7 @@ class MaxAtarVectorEnv(VectorEnv):
                 key = jax.device_put(seed_key(key), replicated(self.mesh))
             self._tape = Tape(key, self._spec.row_shape)
         if self._twins is not None:
-            obs = self._reset_python(mask, levels, start)
-            self._pending = self._pending | self._loaded_ended(start, mask)
-            return obs, {}
+            return self._reset_python(mask, levels, start), {}
         state, pending = (self._state, self._pending) if mask is not None else (None, None)
         self._state, self._pending, obs = _vector_reset(
             self._spec,
@@ -168,18 +164,8 @@ class MaxAtarVectorEnv(VectorEnv):
         if start is not None:
             chosen = np.ones(self.num_envs, bool) if mask is None else mask
             self._state, obs = _vector_load(self._spec, self._state, self._batch(start), self._batch(chosen))
-            self._pending = self._pending | self._batch(self._loaded_ended(start, mask))
+            self._pending = self._pending | self._batch(ended_on_load(self.autoreset_mode, start, mask))
         return self._out(obs), {}
-
-    def _loaded_ended(self, start, mask) -> np.ndarray:
-        """The sub-environments given a chosen state whose episode has ended: in the next-step and disabled modes
-        they count as finished (the next step resets them; disabled: reset them first), as after a step that
-        ends an episode, so that no backend steps an ended game (SAME_STEP freezes and resets it within the
-        step)."""
-        if start is None or self.autoreset_mode == AutoresetMode.SAME_STEP:
-            return np.zeros(self.num_envs, bool)
-        ended = np.asarray(jax.device_get(start.terminated), bool)
-        return ended if mask is None else ended & mask
 
     def step(self, actions):
         """Gymnasium's vector step, auto-reset as `autoreset_mode` says: `(obs, reward, terminated, truncated,
@@ -226,40 +212,32 @@ class MaxAtarVectorEnv(VectorEnv):
             raise actions_outside(np.asarray(actions), self.single_action_space.n)
         return obs, reward, terminated, truncated, info
 
-    # --- the Python backend: the same autoreset rules as `_vector_reset` and `_vector_step`, one twin at a time
+    # --- the Python backend: the same protocol (`maxatar.episode`) as `_vector_reset` and `_vector_step`, one twin
+    # at a time
 
     def _reset_python(self, mask, levels, start) -> np.ndarray:
-        rows = self._tape.next_row()
-        start = jax.device_get(start)  # numpy leaves, in one transfer
-        if mask is None:
-            self._obs = [None] * self.num_envs
-            self._pending = np.zeros(self.num_envs, bool)
-        else:
-            self._pending = self._pending & ~mask
-        for i in range(self.num_envs) if mask is None else np.flatnonzero(mask).tolist():
-            twin = self._twins[i]
-            self._obs[i] = twin.reset(
-                rows[i], fresh=mask is None, difficulty=None if levels is None else int(levels[i])
-            )
-            if start is not None:
-                self._obs[i] = twin.load(jax.tree.map(lambda leaf, i=i: leaf[i], start))
-        return np.stack(self._obs)
+        self._pending = reset_twins(self._twins, self._tape.next_row(), self._pending, levels, mask)
+        if start is not None:
+            start = jax.device_get(start)  # numpy leaves, in one transfer
+            for i in range(self.num_envs) if mask is None else np.flatnonzero(mask).tolist():
+                self._twins[i].load(jax.tree.map(lambda leaf, i=i: leaf[i], start))
+            self._pending = self._pending | ended_on_load(self.autoreset_mode, start, mask)
+        return np.stack([twin.obs for twin in self._twins])
 
     def _step_python(self, actions: list):
         rows = self._tape.next_row()
         n = self.num_envs
         reward, terminated, truncated = np.zeros(n, np.float32), np.zeros(n, bool), np.zeros(n, bool)
-        pending, final_obs = np.zeros(n, bool), [None] * n
+        pending, obs, final_obs = np.zeros(n, bool), [None] * n, [None] * n
         for i, (twin, row, action) in enumerate(zip(self._twins, rows, actions, strict=True)):
-            pending[i], self._obs[i], reward[i], terminated[i], truncated[i], final_obs[i] = twin.autoreset_step(
+            pending[i], obs[i], reward[i], terminated[i], truncated[i], final_obs[i] = twin.autoreset_step(
                 self.autoreset_mode, self._pending[i], action, row
             )
         self._pending = pending
         info = {}
         if self.autoreset_mode == AutoresetMode.SAME_STEP:
-            done = terminated | truncated
-            info = {"final_obs": np.stack(final_obs), "_final_obs": done, "final_info": {}, "_final_info": done}
-        return np.stack(self._obs), reward, terminated, truncated, info
+            info = same_step_info(np.stack(final_obs), terminated | truncated)
+        return np.stack(obs), reward, terminated, truncated, info
 
     def _out(self, tree):
         return to_numpy(tree) if self.output == "numpy" else tree
@@ -308,19 +286,7 @@ def _vector_reset(spec: _VectorSpec, key, call, state, pending, mask, params, le
     # `tape_row` gives jax.random.uniform's bits (partitionable threefry: the same values however the rows are
     # split over devices), written out so that XLA fuses the hash on CPU.
     uniforms = _split(spec, tape_row(key, call, spec.row_shape))[:, spec.env.num_draws :]
-    if levels is None:
-        obs, fresh = jax.vmap(spec.env.reset_from_uniforms, in_axes=(0, None))(uniforms, params)
-    else:
-        at_level = lambda u, level: spec.env.reset_from_uniforms(u, params.replace(difficulty=level))
-        obs, fresh = jax.vmap(at_level)(uniforms, levels)
-    if state is None:
-        pending = jnp.zeros(spec.num_envs, bool)
-    else:  # partial reset: keep the others, and MinAtar's sticky action everywhere
-        fresh = keep_last_action(fresh, state)
-        obs = _select(mask, obs, jax.vmap(spec.env.observation)(state))
-        fresh = _select(mask, fresh, state)
-        pending = pending & ~mask
-    return _split(spec, (fresh, pending, obs))
+    return _split(spec, reset_batch(spec.env, uniforms, params, levels, state, pending, mask))
 
 
 @partial(jax.jit, static_argnums=0)
@@ -339,10 +305,7 @@ def _step_all(spec: _VectorSpec, key, call, state, pending, actions, params):
     state, pending, obs, reward, terminated, truncated, step_info = jax.vmap(step, (0, 0, 0, 0, None))(
         state, pending, actions, uniforms, params
     )
-    info = {}
-    if same_step:
-        done = terminated | truncated
-        info = {"final_obs": step_info["final_obs"], "_final_obs": done, "final_info": {}, "_final_info": done}
+    info = same_step_info(step_info["final_obs"], terminated | truncated) if same_step else {}
     return _split(spec, (state, pending, (obs, reward, terminated, truncated), info, step_info["invalid_action"]))
 
 

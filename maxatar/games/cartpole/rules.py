@@ -14,7 +14,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import Environment, EnvParams, pytree_dataclass
+from maxatar.core import EnvParams, pytree_dataclass
+from maxatar.episode import Environment
 from maxatar.games.cartpole.picture import CARTPOLE_CELLS, cartpole_image
 
 GRAVITY = 9.8

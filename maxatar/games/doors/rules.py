@@ -22,7 +22,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import Channel, Environment, EnvParams, Tabular, pytree_dataclass
+from maxatar.core import Channel, EnvParams, Tabular, pytree_dataclass
+from maxatar.episode import Environment
 from maxatar.prng import uniform_to_int
 
 EMPTY, AGENT, WALL, GOAL = 0, 1, 2, 3

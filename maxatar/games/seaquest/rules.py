@@ -58,7 +58,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import TRAIL, Channel, Environment, EnvParams, pytree_dataclass
+from maxatar.core import TRAIL, Channel, EnvParams, pytree_dataclass
+from maxatar.episode import Environment
 from maxatar.prng import materialize, uniform_to_int
 from maxatar.settings import minatar_game
 

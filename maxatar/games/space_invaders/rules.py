@@ -31,7 +31,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import Channel, Environment, EnvParams, pytree_dataclass
+from maxatar.core import Channel, EnvParams, pytree_dataclass
+from maxatar.episode import Environment
 from maxatar.settings import minatar_game
 
 SHOT_COOL_DOWN = 5
