@@ -40,17 +40,17 @@ import numpy as np
 
 from benchmarks import options
 from benchmarks.measure import Spread
+from benchmarks.pages import replace_section
+from maxatar.machine import machine_now as machine  # each results row's machine
+from maxatar.registry import MINATAR_GAMES as GAMES
 from maxatar_agents import dqn
 from maxatar_agents.configs import default_preset, make_config
-from maxatar_agents.machine import machine_now as machine  # each results row's machine
-from maxatar_agents.pages import replace_section
-from maxatar_agents.published import GAMES, MINATAR_DQN, PGX_PPO
+from maxatar_agents.published import MINATAR_DQN, PGX_PPO
 from maxatar_agents.registry import AGENT_MODULES, agent_module
-from maxatar_agents.results import read_metrics
 from maxatar_agents.runner import compiled
 
 RESULTS = Path("benchmarks/results/agents")
-# GAMES, and MINATAR_DQN: MinAtar's published DQN returns, the targets of (c).
+# MINATAR_DQN: MinAtar's published DQN returns, the targets of (c).
 README_START, README_END = "<!-- agents:start -->", "<!-- agents:end -->"
 # The deep agents, which all have `cartpole` and MinAtar presets (the tabular agent plays only Doors).
 DEEP_AGENTS = ["dqn", "sac", "ppo", "pqn"]
@@ -80,7 +80,11 @@ def append_rows(path: Path, rows: list[dict]) -> None:
 
 
 def read_rows(path: Path) -> list[dict]:
-    return read_metrics(path) if path.exists() else []
+    """A CSV file's rows, as strings (none before the file exists)."""
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
 
 
 def bench_cartpole(args) -> None:

@@ -27,15 +27,15 @@ import numpy as np
 from gymnasium.envs.registration import WrapperSpec
 
 import maxatar
+from maxatar.registry import MINATAR_GAMES
 
 FLAT_WRAPPERS = (
     WrapperSpec("FlattenObservation", "gymnasium.wrappers:FlattenObservation", {}),
     WrapperSpec("DtypeObservation", "gymnasium.wrappers:DtypeObservation", {"dtype": np.float32}),
 )
-GAMES = ("Breakout", "Asterix", "Freeway", "Seaquest", "SpaceInvaders")
 # MaxAtar short id -> the reference's Gymnasium id (MinAtar's own env class, Gymnasium's classic CartPole).
 # Doors has no reference. Both sides have the full action set (MinAtar's v0 and MaxAtar's default).
-REFERENCE_IDS = {"CartPole-v1": "CartPole-v1", **{f"{g}-v0": f"MinAtar/{g}-v0" for g in GAMES}}
+REFERENCE_IDS = {"CartPole-v1": "CartPole-v1", **{game: f"MinAtar/{game}" for game in MINATAR_GAMES}}
 
 
 def flat_id(side: str, env_id: str) -> str:

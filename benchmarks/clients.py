@@ -48,7 +48,7 @@ import numpy as np
 from benchmarks import options, report, run
 from benchmarks.client_ids import FLAT_IDS, REFERENCE_IDS
 from benchmarks.measure import PACKAGES, Run, Spread, call_times, command, interleaved, machine, timed
-from maxatar_agents.pages import replace_section
+from benchmarks.pages import replace_section
 
 REPO = Path(__file__).resolve().parents[1]
 README_START, README_END = "<!-- clients:start -->", "<!-- clients:end -->"

@@ -27,15 +27,18 @@ import numpy as np
 import maxatar
 from maxatar.episode import AutoReset
 from maxatar.prng import uniform
+from maxatar.registry import MINATAR_GAMES, SPECS, env_class
 
-# MaxAtar game name -> (gymnax id, pgx module, pgx class, minatar module)
-MINATAR_GAMES = {
-    "Breakout": ("Breakout-MinAtar", "breakout", "MinAtarBreakout", "breakout"),
-    "Asterix": ("Asterix-MinAtar", "asterix", "MinAtarAsterix", "asterix"),
-    "Freeway": ("Freeway-MinAtar", "freeway", "MinAtarFreeway", "freeway"),
-    "Seaquest": ("Seaquest-MinAtar", "seaquest", "MinAtarSeaquest", "seaquest"),
-    "SpaceInvaders": ("SpaceInvaders-MinAtar", "space_invaders", "MinAtarSpaceInvaders", "space_invaders"),
-}
+
+def _peer_names(game_id: str) -> tuple[str, str, str, str]:
+    """(gymnax id, pgx module, pgx class, MinAtar module) of a MinAtar game: gymnax's name is the one the game
+    declares (`gymnax_name`), and pgx's and MinAtar's modules are named as the game's folder is."""
+    folder = SPECS[game_id].entry_point.split(":")[0].rsplit(".", 1)[1]
+    return env_class(game_id).gymnax_name, folder, f"MinAtar{game_id.removesuffix('-v0')}", folder
+
+
+# MaxAtar game name (Breakout, ...) -> its names in the peers, for every MinAtar game of the registry.
+PEER_NAMES = {game_id.removesuffix("-v0"): _peer_names(game_id) for game_id in MINATAR_GAMES}
 
 
 @dataclasses.dataclass
@@ -139,8 +142,8 @@ def gymnax_impl(env_id: str) -> JaxImpl:
     name = game_name(env_id)
     if name == "CartPole":
         env, params = gymnax.make("CartPole-v1")
-    elif name in MINATAR_GAMES:
-        env, params = gymnax.make(MINATAR_GAMES[name][0], use_minimal_action_set=False)
+    elif name in PEER_NAMES:
+        env, params = gymnax.make(PEER_NAMES[name][0], use_minimal_action_set=False)
     else:
         raise LookupError("gymnax has no such environment")
 
@@ -163,9 +166,9 @@ def pgx_impl(env_id: str) -> JaxImpl:
     from pgx.experimental import auto_reset
 
     name = game_name(env_id)
-    if name not in MINATAR_GAMES:
+    if name not in PEER_NAMES:
         raise LookupError("pgx has no such environment")
-    _, module, cls, _ = MINATAR_GAMES[name]
+    _, module, cls, _ = PEER_NAMES[name]
     env = getattr(importlib.import_module(f"pgx.minatar.{module}"), cls)(use_minimal_action_set=False)
     step_one = auto_reset(env.step, env.init)
 
@@ -218,9 +221,9 @@ def minatar_impl(env_id: str) -> LoopImpl:
     from minatar import Environment
 
     name = game_name(env_id)
-    if name not in MINATAR_GAMES:
+    if name not in PEER_NAMES:
         raise LookupError("not a MinAtar game")
-    module = MINATAR_GAMES[name][3]
+    module = PEER_NAMES[name][3]
 
     def make(n, seed):
         envs = []

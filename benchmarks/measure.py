@@ -19,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 
-from maxatar_agents.machine import load_average, platform_line
+from maxatar.machine import load_average, platform_line
 
 T = TypeVar("T")
 # The software every run line names: JAX, the peers and the references it is measured against.

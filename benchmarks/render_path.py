@@ -19,8 +19,7 @@ import numpy as np
 from benchmarks import options
 from benchmarks.client_ids import REFERENCE_IDS, register_reference
 from benchmarks.measure import Run, Spread, command, interleaved, publish, rate_for
-
-GAMES = ["Breakout-v0", "Asterix-v0", "Freeway-v0", "Seaquest-v0", "SpaceInvaders-v0"]
+from maxatar.registry import MINATAR_GAMES
 
 
 def steps_rendered_per_second(env: gymnasium.Env, seconds: float, seed: int = 0) -> float:
@@ -38,7 +37,7 @@ def steps_rendered_per_second(env: gymnasium.Env, seconds: float, seed: int = 0)
 
 def main(argv=None) -> None:
     parser = options.parser(__doc__)
-    options.add_envs(parser, default=GAMES)
+    options.add_envs(parser, default=MINATAR_GAMES)
     options.add_measurement(parser, repeats=3, min_time=1.0)
     options.add_out(parser)
     args = parser.parse_args(argv)

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 from benchmarks.measure import Run, Spread
+from maxatar.registry import MINATAR_GAMES
 
 THROUGHPUT_COLUMNS = [
     "env",
@@ -185,7 +186,6 @@ def plot(rows: list[dict], path: Path) -> None:
 # --- reading results back, and the README's performance section ---------------------------------------------
 
 README_START, README_END = "<!-- benchmarks:start -->", "<!-- benchmarks:end -->"
-GAMES = ("Breakout", "Asterix", "Freeway", "Seaquest", "SpaceInvaders")
 SEAQUEST_TARGET = 2e6  # steps/s at N = 4096
 OWN_TARGET = 2.0  # own time per step at most half the best peer's
 GYM_TARGET = 0.5  # make_vec (numpy) at least half the pure path's steps/s
@@ -333,7 +333,7 @@ def summary_table(rows: list[dict], n: int) -> tuple[str, list[str]]:
         state_peers = " / ".join(f"{r['state_bytes']} {r['impl']}" for r in jax_peers if r.get("state_bytes") != "")
         x_own = ours.get("x_best_peer_own")
         targets = []
-        if _game(env) in GAMES or _game(env) == "CartPole":
+        if env in MINATAR_GAMES or _game(env) == "CartPole":
             ok = isinstance(x_own, float) and x_own >= OWN_TARGET
             targets.append(f"2x own: {'met' if ok else 'MISSED'}")
             if not ok and best_own is not None:

@@ -20,7 +20,7 @@ from benchmarks import options, report
 from benchmarks.harness import JaxRunner, LoopRunner, PythonStepRunner, rates
 from benchmarks.impls import JaxImpl, ceiling_impl, maxatar_impls, peer_impls, short_id
 from benchmarks.measure import Run, command
-from maxatar_agents.pages import replace_section
+from benchmarks.pages import replace_section
 
 QUICK = {"sizes": [1, 64], "repeats": 1, "steps": 32, "min_time": 0.05, "gym_size": 64}
 QUICK_ENVS = ["CartPole-v1", "Doors-v0", "Breakout-v0"]

@@ -10,7 +10,7 @@ pages follow the agents' presets and docstrings, which change often, so docs/con
 
 Everything on a page comes from the game's class data (`maxatar/games/<game>/rules.py`: its docstring, channels,
 action sets, difficulty levels, random draws, settings), the GIFs in docs/ and the results table of
-docs/results.md (written by `python -m maxatar_agents.results report --readme docs/results.md`), so rerun
+docs/results.md (written by `python -m lab.results report --readme docs/results.md`), so rerun
 this after changing any of them. tests/test_docs.py checks that the pages are up to date.
 """
 
@@ -29,20 +29,11 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 import maxatar  # noqa: E402
+from maxatar.registry import MINATAR_GAMES, canonical_name  # noqa: E402
 
 # MinAtar's action indices (its `Environment.action_map`): the six actions of the full set.
 MINATAR_ACTIONS = ("noop", "left", "up", "right", "down", "fire")
 OTHER_ACTIONS = {"cartpole": ("push left", "push right"), "doors": ("stay", "right", "down", "left", "up")}
-# Random play GIF, trained play GIF (under docs/), and the game's row name in the results table.
-PICTURES = {
-    "breakout": ("breakout.gif", "trained/breakout.gif", "Breakout"),
-    "asterix": ("asterix.gif", "trained/asterix.gif", "Asterix"),
-    "freeway": ("freeway.gif", "trained/freeway.gif", "Freeway"),
-    "seaquest": ("seaquest.gif", "trained/seaquest.gif", "Seaquest"),
-    "space_invaders": ("space_invaders.gif", "trained/spaceinvaders.gif", "SpaceInvaders"),
-    "cartpole": ("cartpole.gif", None, None),
-    "doors": ("doors.gif", None, None),
-}
 # What is drawn when (guides/reset-options.md, "Deterministic play"; tests/test_determinism.py).
 RANDOMNESS = {
     "breakout": "One draw at reset (the ball's side); the steps are deterministic given the actions.",
@@ -94,6 +85,16 @@ def table(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
 
 
+def game_pictures(env_id: str, cls) -> tuple[str, str | None, str | None]:
+    """The random play GIF and, for a MinAtar game (which the results protocol trains), the trained play GIF
+    (under docs/, as `lab/results.py` writes them) and the game's row name in the results table."""
+    name = canonical_name(env_id)
+    if name not in MINATAR_GAMES:
+        return f"{cls.name}.gif", None, None
+    game = name.removesuffix("-v0")
+    return f"{cls.name}.gif", f"trained/{game.lower()}.gif", game
+
+
 def page(env_id: str) -> tuple[str, str]:
     env, params = maxatar.make(env_id)
     cls = type(env)
@@ -114,7 +115,7 @@ def page(env_id: str) -> tuple[str, str]:
     ]
     out += table(["", ""], spec) + [""]
     out += ["## The game", "", about, ""]
-    random_gif, trained_gif, result_row = PICTURES[cls.name]
+    random_gif, trained_gif, result_row = game_pictures(env_id, cls)
     pictures = [f"![random play](../{random_gif})"]
     if trained_gif:
         pictures.append(f"![trained play](../{trained_gif})")

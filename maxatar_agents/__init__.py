@@ -11,8 +11,8 @@ run as one jitted program and can be vmapped over seeds. What the agents share l
   target update);
 * `on_policy`: the on-policy skeleton of PPO and PQN (rollouts, per-sample targets, minibatch epochs);
 * `networks`, `evaluation`: encoders and heads; returns measured inside JAX;
-* `configs`, `registry`, `checkpoint`: config <-> text and JSON, presets chosen by environment
-  (`make_config`), the agents by name, safe save/load;
+* `configs`, `registry`, `checkpoint`, `policies`: config <-> text and JSON, presets chosen by environment
+  (`make_config`), the agents by name, safe save/load, a run's trained policy (load, export);
 * `runner`, `artifacts`, `cli`: one interval at a time with checkpoints, the files a run writes, and the
   command line generated from each `Config`;
 * `grid`: sweeps of float hyperparameters trained in the same vmapped program as the seeds;
@@ -22,9 +22,9 @@ run as one jitted program and can be vmapped over seeds. What the agents share l
     python -m maxatar_agents.pqn --env maxatar/Breakout-v0 --seeds 4 --out runs/breakout
 
 `load_policy(path)` plays a run's trained policy; `load_policy("pretrained:maxatar/Breakout-v0")` the one
-shipped with the package for that game (`pretrained/`, made by `python -m maxatar_agents.results`).
+shipped with the package for that game (`pretrained/`, made by `python -m lab.results`).
 """
 
-from maxatar_agents.checkpoint import load_policy
+from maxatar_agents.policies import load_policy
 
 __all__ = ["load_policy"]

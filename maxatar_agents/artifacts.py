@@ -192,7 +192,7 @@ def write_sweep(
     out: Path,
 ) -> dict[str, Any]:
     """A finished sweep's files: for each combination of values, OUT/<field=value>/ with what an ordinary
-    run of that config writes (a checkpoint of its seeds, whose policy `checkpoint.load_policy` loads,
+    run of that config writes (a checkpoint of its seeds, whose policy `policies.load_policy` loads,
     metrics.csv, summary.json, learning_curve.png), then OUT/sweep.csv, sweep.json and sweep.png comparing
     the combinations. `progress.state` holds every run (numpy, combination-major) and `returns` their
     (runs, episodes) final evaluation. Returns sweep.json's content."""

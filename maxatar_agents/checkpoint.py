@@ -21,11 +21,9 @@ learner's fields stood at the top level: a leaf `.learner.params...` is read fro
 Loading reads each array's `.npy` header from the zip and compares its shape and dtype with what the
 config expects before reading any data, so a small file cannot make the loader allocate a huge array.
 
-`load_policy(path) -> (env_id, act_fn)` is the entry point the `renderers` package uses to play a trained
-policy: `act_fn(params_or_none, obs) -> action`, jittable; with `None` it uses the checkpoint's params.
-`path` may also name a policy shipped with the package, `"pretrained:maxatar/Breakout-v0"`: a policy-only
-checkpoint (`export_policy`: one seed's policy params and the figures it was chosen by) in
-`maxatar_agents/pretrained/<id>/`.
+A checkpoint may also be named `"pretrained:maxatar/Breakout-v0"`: a policy shipped with the package, a
+policy-only checkpoint in `maxatar_agents/pretrained/<id>/`. Playing and exporting a checkpoint's trained policy
+(`load_policy`, `export_policy`) is `maxatar_agents.policies`.
 """
 
 from __future__ import annotations
@@ -46,7 +44,7 @@ import struct
 import warnings
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +130,12 @@ def _put(tmp: Path, path_of: Callable[[str], Path]) -> str:
         _remove(tmp)
         raise
     return digest
+
+
+def write_file(directory: Path, name: str, write: Callable[[Any], None]) -> str:
+    """Write `directory / name` whole or not at all (a synced file of this process's own, renamed into place);
+    returns its sha256."""
+    return _put(_write_temp(directory, name, write), lambda _: directory / name)
 
 
 def _sha256(f) -> str:
@@ -244,7 +248,7 @@ def save(directory: str | Path, state: Any, meta: dict[str, Any]) -> Path:
         _sync_directory(directory)
         fields = {k: v for k, v in meta.items() if k not in ("format", "state_file", "state_sha256")}
         text = json.dumps({"format": FORMAT, **fields, "state_file": name, "state_sha256": digest}, indent=1)
-        _put(_write_temp(directory, META_FILE, lambda f: f.write(text.encode())), lambda _: directory / META_FILE)
+        write_file(directory, META_FILE, lambda f: f.write(text.encode()))
     except BaseException as error:
         # The new array file goes too, unless the JSON names it after all (an interrupt just after the
         # switch) or it is the previous one (a save of the same state).
@@ -372,7 +376,7 @@ def pretrained_path(env_id: str) -> Path:
     return PRETRAINED_DIR / name
 
 
-def _resolve(path: str | Path) -> Path:
+def resolve(path: str | Path) -> Path:
     """A run directory, or the path of its state or metadata file -> the run directory; a
     `pretrained:<env id>` name -> the shipped policy's directory."""
     if isinstance(path, str) and path.startswith(PRETRAINED_PREFIX):
@@ -394,7 +398,7 @@ def exists(directory: str | Path) -> bool:
 def read_meta(path: str | Path) -> dict[str, Any]:
     """The checkpoint's metadata, checked to be this format and a known algorithm, and each field it has to
     have a sane type and value, before anything trusts it."""
-    directory = _resolve(path)
+    directory = resolve(path)
     file = directory / META_FILE
     try:
         meta = json.loads(file.read_text())
@@ -493,7 +497,7 @@ def _require(meta: dict[str, Any], *names: str) -> None:
         raise CheckpointError(f"{_where(meta)} is damaged: it has no {', '.join(missing)}")
 
 
-def _program(meta: dict[str, Any]) -> tuple[Any, Any]:
+def program_for(meta: dict[str, Any]) -> tuple[Any, Any]:
     """The config a checkpoint was made with and its program, after checking that the metadata has what a
     run's checkpoint has and that its progress fits the config's schedule."""
     _require(meta, "algorithm", "config", "env_id", "seeds", "intervals_done", "num_intervals")
@@ -521,7 +525,7 @@ def _program(meta: dict[str, Any]) -> tuple[Any, Any]:
 def config_for(meta: dict[str, Any]):
     """The config a checkpoint was made with (`read_meta` has checked its algorithm), once its metadata has
     been checked against it."""
-    return _program(meta)[0]
+    return program_for(meta)[0]
 
 
 def _state_path(directory: Path, meta: dict[str, Any]) -> Path:
@@ -628,7 +632,7 @@ class _Arrays:
 
 
 @contextlib.contextmanager
-def _open_arrays(directory: Path, meta: dict[str, Any]) -> Iterator[_Arrays]:
+def open_arrays(directory: Path, meta: dict[str, Any]) -> Iterator[_Arrays]:
     """The checkpoint's array file, its sha256 checked against the JSON's first (where it records one)."""
     path = _state_path(directory, meta)
     try:
@@ -648,7 +652,7 @@ def _open_arrays(directory: Path, meta: dict[str, Any]) -> Iterator[_Arrays]:
             yield _Arrays(path, archive)
 
 
-def _check_finite(arrays: _Arrays, name: str, array: np.ndarray) -> None:
+def check_finite(arrays: _Arrays, name: str, array: np.ndarray) -> None:
     if np.issubdtype(array.dtype, np.inexact) and not np.all(np.isfinite(array)):
         raise CheckpointError(
             f"{arrays.path} is damaged or its run diverged: the policy weights {name} are not all finite"
@@ -659,10 +663,10 @@ def load_state(directory: str | Path, template: Any, meta: dict[str, Any]) -> An
     """Fill `template` (a state or its `jax.eval_shape`) with the saved arrays, checking names, shapes and
     dtypes (from the headers, before reading any data), so that a checkpoint of another configuration is
     refused rather than half-loaded, and the metadata a resume uses."""
-    directory = _resolve(directory)
+    directory = resolve(directory)
     if meta.get("policy_only"):
         raise CheckpointError(f"{directory} holds only a trained policy (export_policy); it cannot be resumed")
-    _, program = _program(meta)
+    _, program = program_for(meta)
     _require(meta, "rows", "wall_time")
     if len(meta["rows"]) != meta["intervals_done"] * _num_runs(meta):
         raise CheckpointError(
@@ -672,7 +676,7 @@ def load_state(directory: str | Path, template: Any, meta: dict[str, Any]) -> An
     names = tree_paths(template)
     leaves, treedef = jax.tree.flatten(template)
     policy = f".{program.policy_field}"
-    with _open_arrays(directory, meta) as saved:
+    with open_arrays(directory, meta) as saved:
         saved.progress(meta, directory)
         missing = [n for n in names if n not in saved]
         extra = saved.unexpected(names)
@@ -687,7 +691,7 @@ def load_state(directory: str | Path, template: Any, meta: dict[str, Any]) -> An
         for name, leaf in zip(names, leaves, strict=True):
             array = saved.read(name, tuple(leaf.shape), np.dtype(leaf.dtype))
             if name.startswith(policy):
-                _check_finite(saved, name, array)
+                check_finite(saved, name, array)
             arrays.append(jnp.asarray(array))
     return jax.tree.unflatten(treedef, arrays)
 
@@ -698,129 +702,18 @@ def tree_paths(tree: Any) -> list[str]:
     return [jax.tree_util.keystr(path) for path, _ in jax.tree_util.tree_flatten_with_path(tree)[0]]
 
 
-def load_policy(path: str | Path, seed_index: int | None = None) -> tuple[str, Callable]:
-    """The trained policy of a checkpoint: `(env_id, act_fn)` with `act_fn(params_or_none, obs) -> action`.
-
-    `path` is a run directory or its checkpoint file. The policy is the evaluation policy (greedy for DQN
-    and PQN, most probable action for SAC and PPO) of one seed: `seed_index`, or by default the seed with
-    the best final evaluation (the first seed if the run has not finished). `obs` may carry leading batch axes. `act_fn`
-    is jitted, so calling it for one observation at a time in a Python loop is fast (each observation shape
-    compiles once), and it is a `jax.tree_util.Partial` holding the params, so passing it into a jitted
-    function passes the weights as arguments rather than compiling them in as constants.
-    """
-    directory = _resolve(path)
-    meta = read_meta(directory)
-    if meta.get("sweep"):
-        raise CheckpointError(f"{directory} holds a sweep: load the policy of one value from its directory in it")
-    _, program = _program(meta)
-    num_seeds = len(meta["seeds"])
-    if seed_index is None:
-        per_seed = (meta.get("final_eval") or {}).get("return_per_seed")
-        seed_index = int(np.argmax(per_seed)) if per_seed else 0
-    if not 0 <= seed_index < num_seeds:
-        raise CheckpointError(f"seed_index {seed_index} is outside the checkpoint's {num_seeds} seeds")
-
-    names, template = _policy_leaves(program, num_seeds)
-    leaves, treedef = jax.tree.flatten(template)
-    with _open_arrays(directory, meta) as saved:
-        saved.progress(meta, directory)
-        for name, leaf in zip(names, leaves, strict=True):
-            if name not in saved:
-                raise CheckpointError(f"checkpoint in {directory} does not match its own config ({name})")
-            saved.check(name, leaf.shape, leaf.dtype, "does not match its own config")
-        arrays = []
-        for name, leaf in zip(names, leaves, strict=True):
-            array = saved.read(name, tuple(leaf.shape), np.dtype(leaf.dtype))[seed_index]
-            _check_finite(saved, name, array)
-            arrays.append(jnp.asarray(array))
-    params = jax.tree.unflatten(treedef, arrays)
-    # Jitted once here, so that a Python loop calling `act_fn(None, obs)` dispatches one compiled program (tens
-    # of microseconds) instead of running the network op by op (milliseconds); inside a jitted caller the
-    # inner jit is inlined. Each observation shape (one, or a batch) compiles once.
-    return meta["env_id"], jax.tree_util.Partial(jax.jit(functools.partial(_act, program.act)), params)
+_MOVED = ("load_policy", "export_policy", "policy_env_kwargs", "policy_returns")
 
 
-def _policy_leaves(program: Any, num_seeds: int) -> tuple[list[str], Any]:
-    """The state file's names of the policy params' leaves, and their (seed-batched) shapes."""
-    keys = jax.ShapeDtypeStruct((num_seeds, 2), jnp.uint32)
-    template = program.policy_params(jax.eval_shape(jax.vmap(program.init), keys))
-    return [f".{program.policy_field}{name}" for name in tree_paths(template)], template
+def __getattr__(name: str):
+    # The policies left this module for `maxatar_agents.policies`, which imports it (hence the import here).
+    if name in _MOVED:
+        warnings.warn(
+            f"maxatar_agents.checkpoint.{name} is deprecated: use maxatar_agents.policies.{name}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        from maxatar_agents import policies
 
-
-def export_policy(run: str | Path, out: str | Path, seed_index: int, record: dict[str, Any]) -> Path:
-    """Write one seed's trained policy as a policy-only checkpoint that `load_policy` reads (what the package
-    ships under `pretrained/`): the policy params only (a compressed `.npz`, a few hundred kB instead of a
-    run's whole state) and the run's metadata for that seed, plus `record` (the figures the policy was
-    chosen by, which the tests check it still reaches), the JSON naming `STATE_FILE` and its sha256.
-    Returns the output directory."""
-    directory, out = _resolve(run), Path(out)
-    meta = read_meta(directory)
-    if meta.get("final_eval") is None:
-        raise CheckpointError(f"the run in {directory} has not finished; export its policy once it has")
-    _, program = _program(meta)
-    num_seeds = len(meta["seeds"])
-    if not 0 <= seed_index < num_seeds:
-        raise CheckpointError(f"seed_index {seed_index} is outside the checkpoint's {num_seeds} seeds")
-    names, template = _policy_leaves(program, num_seeds)
-    with _open_arrays(directory, meta) as saved:
-        saved.progress(meta, directory)
-        arrays = {}
-        for name, leaf in zip(names, jax.tree.leaves(template), strict=True):
-            saved.check(name, leaf.shape, leaf.dtype, "does not match its own config")
-            arrays[name] = saved.read(name, tuple(leaf.shape), np.dtype(leaf.dtype))[seed_index : seed_index + 1]
-    arrays[PROGRESS_KEY] = np.asarray(meta["intervals_done"], np.int64)
-    out.mkdir(parents=True, exist_ok=True)
-    digest = _put(_write_temp(out, STATE_FILE, lambda f: np.savez_compressed(f, **arrays)), lambda _: out / STATE_FILE)
-    eval_ = meta["final_eval"]
-    one = {**eval_, "return_per_seed": [eval_["return_per_seed"][seed_index]]}
-    one["return_mean"] = one["return_per_seed"][0]
-    kept = {k: meta[k] for k in ("algorithm", "env_id", "config", "preset", "intervals_done", "num_intervals")}
-    text = json.dumps(
-        {
-            "format": FORMAT,
-            **kept,
-            "frames_done": meta.get("frames_done"),
-            "seeds": [meta["seeds"][seed_index]],
-            "final_eval": one,
-            "policy_only": True,
-            "record": record,
-            "state_file": STATE_FILE,
-            "state_sha256": digest,
-        },
-        indent=1,
-    )
-    _put(_write_temp(out, META_FILE, lambda f: f.write(text.encode())), lambda _: out / META_FILE)
-    return out
-
-
-def policy_env_kwargs(path: str | Path) -> dict[str, Any]:
-    """The `maxatar.make` keywords, besides the id, of the environment a checkpoint's (or `pretrained:<id>`)
-    policy was trained in: its setting, sticky actions, ramping and observation type. A policy played in
-    another setting would be wrong without an error: a `pgx`-setting Breakout policy picks among 3 actions,
-    whose indices mean other actions in the full set of 6. The renderers play checkpoints with these."""
-    from maxatar_agents.program import env_kwargs
-
-    return env_kwargs(config_for(read_meta(_resolve(path))))
-
-
-def policy_returns(path: str | Path, episodes: int, key: int = 0, seed_index: int | None = None) -> np.ndarray:
-    """Returns of `episodes` episodes of a checkpoint's (or `pretrained:<id>`) evaluation policy, played in
-    the environment setting it was trained in, from `PRNGKey(key)`: the figure a shipped policy records
-    at export and its test checks."""
-    from maxatar_agents.evaluation import evaluate
-    from maxatar_agents.program import env_from_config
-
-    config = config_for(read_meta(_resolve(path)))
-    _, act = load_policy(path, seed_index)
-    env, env_params = env_from_config(config)
-    play = jax.jit(evaluate, static_argnums=(0, 4, 5))
-    policy = jax.tree_util.Partial(act, None)
-    return np.asarray(play(env, env_params, policy, jax.random.PRNGKey(key), episodes, config.eval_max_steps))
-
-
-def _act(act: Callable, saved_params: Any, params_or_none: Any, obs: jax.Array) -> jax.Array:
-    """The policy with the given params, or the checkpoint's. Only a mapping counts as params: `None`, or a
-    PRNG key from callers whose contract is `act(key, obs)` (the evaluation policies are deterministic),
-    selects the checkpoint's own."""
-    params = params_or_none if isinstance(params_or_none, Mapping) else saved_params
-    return act(params, obs)
+        return getattr(policies, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

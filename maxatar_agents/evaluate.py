@@ -58,8 +58,9 @@ from pathlib import Path
 
 import numpy as np
 
-from maxatar_agents.machine import machine_now
-from maxatar_agents.published import GAMES, MINATAR_DQN
+from maxatar.machine import machine_now
+from maxatar.registry import MINATAR_GAMES as GAMES
+from maxatar_agents.published import MINATAR_DQN
 
 # --- configuration ---
 

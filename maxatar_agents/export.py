@@ -6,7 +6,7 @@
 A run's checkpoint holds all that a resume needs, the replay buffer included (tens of MB for DQN and SAC: 44 MB
 after 100k frames of DQN's `minatar` preset); the export is one seed's policy params (a few hundred kB) with the
 run's metadata, which `load_policy` and `python -m renderers gif --policy DIR` read as they read the run
-(`checkpoint.export_policy`). By default the seed with the best final evaluation.
+(`policies.export_policy`). By default the seed with the best final evaluation.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from maxatar_agents import checkpoint
+from maxatar_agents import checkpoint, policies
 
 
 def size(directory: Path) -> int:
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> Path:
         if 0 <= index < len(meta["seeds"]):  # else export_policy says which seeds there are
             record["seed"] = meta["seeds"][index]
             record["greedy_return"] = per_seed[index] if index < len(per_seed) else None
-        out = checkpoint.export_policy(args.run, args.out, index, record)
+        out = policies.export_policy(args.run, args.out, index, record)
     except checkpoint.CheckpointError as error:
         parser.exit(2, f"{parser.prog}: error: {error}\n")
     run = args.run if args.run.is_dir() else args.run.parent

@@ -219,7 +219,7 @@ def env_kwargs(config: Any) -> dict[str, Any]:
     """The `maxatar.make` keywords, besides the id, of the config's environment: its `env_setting`, its
     sticky-action and ramping choices (None = the setting's) and, for a neural agent, its observation type
     (pixels with `obs_type`). A trained policy is played in the environment these make
-    (`checkpoint.policy_env_kwargs`)."""
+    (`policies.policy_env_kwargs`)."""
     overrides = {}
     if config.sticky_action_prob is not None:
         overrides["sticky_action_prob"] = config.sticky_action_prob

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import maxatar
-from maxatar_agents import checkpoint, cli, dqn, off_policy, ppo, pqn, runner, sac
+from maxatar_agents import checkpoint, cli, dqn, off_policy, policies, ppo, pqn, runner, sac
 from maxatar_agents.configs import config_to_dict
 from maxatar_agents.evaluation import episode_stats_init, episode_stats_update, recent_return
 from maxatar_agents.networks import patches3x3
@@ -188,7 +188,7 @@ def test_cli_writes_all_artefacts(algorithm, tmp_path_factory):
 
 def test_load_policy_plays_the_trained_policy(algorithm, tmp_path_factory):
     out, summary = cli_run(algorithm, tmp_path_factory)
-    env_id, act_fn = checkpoint.load_policy(out / "checkpoint.npz")
+    env_id, act_fn = policies.load_policy(out / "checkpoint.npz")
     assert env_id == "maxatar/CartPole-v1"
     env, params = maxatar.make(env_id)
     obs, _ = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(jax.random.PRNGKey(3), 8), params)
@@ -273,25 +273,23 @@ def test_checkpoint_of_another_run_is_refused(capsys, tmp_path_factory):
 def test_exported_policy_is_one_seed_of_the_run_and_cannot_be_resumed(algorithm, tmp_path_factory):
     out, summary = cli_run(algorithm, tmp_path_factory)
     shipped = tmp_path_factory.mktemp(f"{algorithm}-export")
-    checkpoint.export_policy(out, shipped, 1, record={"note": "test"})
+    policies.export_policy(out, shipped, 1, record={"note": "test"})
     meta = checkpoint.read_meta(shipped)
     assert meta["policy_only"] and meta["seeds"] == [1] and meta["record"] == {"note": "test"}
     assert meta["final_eval"]["return_per_seed"] == [summary["final_eval_return_per_seed"][1]]
     env, params = maxatar.make("maxatar/CartPole-v1")
     obs, _ = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(jax.random.PRNGKey(5), 16), params)
-    _, from_run = checkpoint.load_policy(out, seed_index=1)
-    _, exported = checkpoint.load_policy(shipped)
+    _, from_run = policies.load_policy(out, seed_index=1)
+    _, exported = policies.load_policy(shipped)
     np.testing.assert_array_equal(exported(None, obs), from_run(None, obs))
     assert_trees_equal(exported.args[0], from_run.args[0])
     # Its fixed evaluation is the run's policy's, and a policy-only checkpoint is not a training state.
-    np.testing.assert_array_equal(
-        checkpoint.policy_returns(shipped, 4), checkpoint.policy_returns(out, 4, seed_index=1)
-    )
+    np.testing.assert_array_equal(policies.policy_returns(shipped, 4), policies.policy_returns(out, 4, seed_index=1))
     parts = runner.compiled(algorithm, make_test_config(algorithm), SEEDS)
     with pytest.raises(checkpoint.CheckpointError, match="holds only a trained policy"):
         checkpoint.load_state(shipped, parts["template"], meta)
     with pytest.raises(checkpoint.CheckpointError, match="outside the checkpoint's 2 seeds"):
-        checkpoint.export_policy(out, shipped, 2, record={})
+        policies.export_policy(out, shipped, 2, record={})
 
 
 def test_the_export_command_keeps_the_best_seed_and_names_a_bad_seed(capsys, tmp_path_factory):
@@ -311,11 +309,11 @@ def test_the_export_command_keeps_the_best_seed_and_names_a_bad_seed(capsys, tmp
 def test_load_policy_rejects_what_is_not_a_checkpoint(tmp_path):
     (tmp_path / "checkpoint.json").write_text(json.dumps({"format": "something else"}))
     with pytest.raises(checkpoint.CheckpointError, match="is not a"):
-        checkpoint.load_policy(tmp_path)
+        policies.load_policy(tmp_path)
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(checkpoint.CheckpointError, match="no checkpoint"):
-        checkpoint.load_policy(empty)
+        policies.load_policy(empty)
 
 
 # --- shared pieces ---

@@ -4,7 +4,7 @@ throughput results, so its numbers cannot drift from the measurements."""
 from pathlib import Path
 
 from benchmarks import report, run
-from maxatar_agents.pages import replace_section
+from benchmarks.pages import replace_section
 
 ROOT = Path(__file__).resolve().parents[1]
 

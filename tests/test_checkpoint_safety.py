@@ -27,7 +27,7 @@ import jax
 import numpy as np
 import pytest
 
-from maxatar_agents import checkpoint, cli, runner
+from maxatar_agents import checkpoint, cli, policies, runner
 
 ARGS = [
     "--env",
@@ -154,7 +154,7 @@ def rewrite_member(directory: Path, name: str, write) -> None:
 
 def policy_leaf(directory: Path) -> str:
     """The name of a policy weight matrix in the array file."""
-    field = checkpoint._program(checkpoint.read_meta(directory))[1].policy_field
+    field = checkpoint.program_for(checkpoint.read_meta(directory))[1].policy_field
     prefixes = (f".{field}", f".{field}".replace(checkpoint.LEARNER, "", 1))  # the current layout's, the old one's
     with np.load(state_path(directory)) as saved:
         return next(k for k in saved.files if k.startswith(prefixes) and saved[k].ndim == 3)
@@ -456,7 +456,7 @@ def test_a_damaged_checkpoint_is_one_error_naming_the_file(run, case, layout):
     assert "allow_pickle" not in text and "\n" not in text
     if case in ("NaN policy weights", "truncated", "random bytes", "wrong shape", "bad .npy header"):
         with pytest.raises(checkpoint.CheckpointError, match="damaged"):  # the policy alone is refused too
-            checkpoint.load_policy(run)
+            policies.load_policy(run)
 
 
 def test_a_damaged_checkpoint_is_one_error_line_on_resume(run, capsys):
@@ -517,7 +517,7 @@ def test_a_deflated_huge_array_is_refused_from_its_header_without_reading_it(run
 def test_a_shipped_policy_of_the_old_layout_loads():
     directory = checkpoint.pretrained_path("maxatar/Breakout-v0")
     assert "state_file" not in raw_meta(directory)  # written before this layout: loaded as it is
-    env_id, act = checkpoint.load_policy("pretrained:maxatar/Breakout-v0")
+    env_id, act = policies.load_policy("pretrained:maxatar/Breakout-v0")
     assert env_id == "maxatar/Breakout-v0"
     action = act(None, np.zeros((10, 10, 4), bool))
     assert action.shape == () and 0 <= int(action) < 6
@@ -529,7 +529,7 @@ def test_a_run_of_the_old_layout_loads_and_resumes_into_the_new_one(base, run):
     with np.load(run / STATE) as saved:
         assert ".params['params']['Dense_0']['kernel']" in saved.files  # the learner's leaves at the top level
     assert_trees_equal(load(run), load(base))
-    checkpoint.load_policy(run / STATE)
+    policies.load_policy(run / STATE)
     cli.run("dqn", ["--out", str(run), "--resume", "--no-progress"])
     meta = raw_meta(run)
     assert meta["intervals_done"] == 4 and meta["state_sha256"] == sha256(run / meta["state_file"])

@@ -1,12 +1,12 @@
-"""The GPU sections of docs/performance.md and README.md are what `benchmarks.gpu report` builds from the
+"""The GPU sections of docs/performance.md and README.md are what `lab.gpu report` builds from the
 committed GPU results, so no figure can drift from its measurement; and the report marks a missed target, a
 cut run and a figure read from a stopped process's log as such."""
 
 import json
 from pathlib import Path
 
-from benchmarks import gpu
-from maxatar_agents.pages import replace_section
+from benchmarks.pages import replace_section
+from lab import gpu
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path("benchmarks/results/gpu_h200")
@@ -22,9 +22,9 @@ def rebuilt(path: Path, section: str, tmp_path: Path) -> str:
 def test_the_docs_and_readme_gpu_sections_are_what_the_report_builds(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)  # the section names the results folder as given, relative to the repository
     page = rebuilt(Path("docs/performance.md"), gpu.gpu_section(RESULTS), tmp_path)
-    assert page == (ROOT / "docs/performance.md").read_text(), "stale: run python -m benchmarks.gpu report"
+    assert page == (ROOT / "docs/performance.md").read_text(), "stale: run python -m lab.gpu report"
     readme = rebuilt(Path("README.md"), gpu.front_door(RESULTS), tmp_path)
-    assert readme == (ROOT / "README.md").read_text(), "stale: run python -m benchmarks.gpu report"
+    assert readme == (ROOT / "README.md").read_text(), "stale: run python -m lab.gpu report"
     assert "| Breakout |" in gpu.front_door(RESULTS) and "NVIDIA" in gpu.gpu_section(RESULTS)
 
 

@@ -1,5 +1,5 @@
 """The trained policies shipped in the package (`maxatar_agents/pretrained/`, made by
-`python -m maxatar_agents.results`): one per MinAtar game, loadable by name, playing as recorded, and
+`python -m lab.results`): one per MinAtar game, loadable by name, playing as recorded, and
 watchable through the renderers."""
 
 from __future__ import annotations
@@ -12,10 +12,9 @@ import numpy as np
 import pytest
 
 import maxatar_agents
-from maxatar_agents import checkpoint
+from maxatar.registry import MINATAR_GAMES as GAMES
+from maxatar_agents import checkpoint, policies
 from renderers.cli import main as renderers_main
-
-GAMES = ["Breakout-v0", "Asterix-v0", "Freeway-v0", "Seaquest-v0", "SpaceInvaders-v0"]
 
 
 def test_every_minatar_game_has_a_small_shipped_policy():
@@ -32,10 +31,10 @@ def test_shipped_policy_plays_as_recorded(game):
     meta = checkpoint.read_meta(checkpoint.pretrained_path(game))
     record = meta["record"]
     assert meta["policy_only"] and meta["config"]["sticky_action_prob"] is None  # MinAtar's setting: 0.1
-    assert checkpoint.policy_env_kwargs(name) == {"setting": "minatar", "obs_type": None, "obs_scale": None}
+    assert policies.policy_env_kwargs(name) == {"setting": "minatar", "obs_type": None, "obs_scale": None}
     assert record["greedy_episodes"] == 100 and record["run"].endswith(game)
     check = record["check"]
-    returns = checkpoint.policy_returns(name, check["episodes"], check["key"])
+    returns = policies.policy_returns(name, check["episodes"], check["key"])
     # The fixed episodes played at export give the same return now (a little slack for another CPU's
     # rounding flipping an action), and that return is in line with the 100-episode figure it was chosen by.
     assert abs(returns.mean() - check["return_mean"]) <= 0.1 * abs(check["return_mean"]) + 0.5

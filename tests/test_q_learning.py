@@ -12,7 +12,7 @@ import pytest
 
 import maxatar
 from maxatar.core import EnvState
-from maxatar_agents import checkpoint, cli, q_learning
+from maxatar_agents import cli, policies, q_learning
 from maxatar_agents.q_learning import Config
 
 # Small and shared: every distinct config is one compile.
@@ -190,7 +190,7 @@ def test_command_line_trains_and_saves_a_policy(tmp_path):
     summary = cli.run("q_learning", [*argv, "--out", str(tmp_path)])
     assert summary["algorithm"] == "q_learning" and len(summary["final_eval_return_per_seed"]) == 2
     assert json.loads((tmp_path / "summary.json").read_text())["config"]["method"] == "expected_sarsa"
-    env_id, act = checkpoint.load_policy(tmp_path)
+    env_id, act = policies.load_policy(tmp_path)
     obs, _ = maxatar.make(env_id)[0].reset(jax.random.PRNGKey(0))
     assert 0 <= int(act(None, obs)) < 5
     with pytest.raises(SystemExit):

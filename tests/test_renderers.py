@@ -368,7 +368,7 @@ def test_cli_explains_a_missing_checkpoint_loader(tmp_path, capsys, monkeypatch)
     checkpoint = tmp_path / "Doors-v0"
     checkpoint.write_text("{}")
     args = ["gif", "--env", "maxatar/Doors-v0", "--policy", str(checkpoint), "--out", str(tmp_path / "x.gif")]
-    assert "needs `maxatar_agents.checkpoint.load_policy`" in gif_error(args, capsys)
+    assert "needs `maxatar_agents.policies.load_policy`" in gif_error(args, capsys)
 
 
 def test_write_gif_rejects_bad_frames(tmp_path):

@@ -1,4 +1,4 @@
-"""The results run's bookkeeping (maxatar_agents/results.py): the agent command line of each run, the
+"""The results run's bookkeeping (lab/results.py): the agent command line of each run, the
 refusal to mix a fresh run with earlier results, and the table and figures rebuilt from results files alone.
 The training itself is the agents' command line, tested in test_agents.py."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from maxatar_agents import results as mr
+from lab import results as mr
 from maxatar_agents.configs import config_to_dict
 
 
@@ -243,7 +243,7 @@ def test_the_setting_picks_the_protocol_and_its_directories(monkeypatch, capsys)
 
 
 def test_the_machine_note_names_the_widest_vector_extension_that_wall_clocks_depend_on():
-    from maxatar_agents.machine import cpu_description, cpu_flags, vector_isa
+    from maxatar.machine import cpu_description, cpu_flags, vector_isa
 
     cpuinfo = "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse2 avx fma avx2 avx512f avx512vl\n"
     assert vector_isa(cpu_flags(cpuinfo)) == "AVX-512"

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from maxatar_agents import checkpoint, cli, dqn, grid, ppo, pqn, runner, sac
+from maxatar_agents import checkpoint, cli, dqn, grid, policies, ppo, pqn, runner, sac
 from maxatar_agents.configs import field_types, make_config
 
 LRS = ("0.0003", "0.001")
@@ -97,7 +97,7 @@ def test_sweep_writes_each_value_as_a_run_and_a_comparison(sweep_run):
             assert (directory / name).stat().st_size > 0, name
         summary = json.loads((directory / "summary.json").read_text())
         assert summary["config"]["lr"] == result["lr"] and summary["seeds"] == [0, 1]
-        env_id, act = checkpoint.load_policy(directory)  # an ordinary run's policy
+        env_id, act = policies.load_policy(directory)  # an ordinary run's policy
         assert env_id == "maxatar/CartPole-v1" and act(None, jnp.zeros((3, 4))).shape == (3,)
     for name in ("sweep.png", "sweep.csv", "sweep.json", "metrics.csv"):
         assert (out / name).stat().st_size > 0, name
@@ -109,7 +109,7 @@ def test_sweep_writes_each_value_as_a_run_and_a_comparison(sweep_run):
     rows = list(csv.DictReader(open(out / "metrics.csv")))  # every run, labelled by its value and seed
     assert {(row["lr"], row["seed"]) for row in rows} == {(str(float(lr)), str(s)) for lr in LRS for s in (0, 1)}
     with pytest.raises(checkpoint.CheckpointError, match="holds a sweep"):
-        checkpoint.load_policy(out)
+        policies.load_policy(out)
 
 
 def test_resume_of_an_interrupted_sweep_equals_the_whole_sweep(sweep_run, tmp_path):

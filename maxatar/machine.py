@@ -3,7 +3,8 @@
 The widest vector instructions are named because the agents' small dense layers are bound by them, and
 machines of one name differ there: one seed of DQN's `minatar` preset trained at 1444 frames/s on one 2-core
 "AMD EPYC" of this workplace and at 610 on another that has AVX2 but no AVX-512, so a wall-clock is read
-together with them.
+together with them. Here, below everything that records a machine (the agents' evaluation, the benchmarks and
+the lab's results), so that each of them writes the same line.
 """
 
 from __future__ import annotations

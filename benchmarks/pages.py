@@ -1,6 +1,6 @@
 """A generated section of a Markdown page: the text between two HTML-comment markers, which the script that owns
-it (a benchmark, or the results report) rewrites from its results files (and a test checks against them), leaving
-the rest of the page alone. In the package, not in benchmarks/, so that the installed results report can use it."""
+it (a benchmark, or the lab's reports) rewrites from its results files (and a test checks against them), leaving
+the rest of the page alone."""
 
 from __future__ import annotations
 

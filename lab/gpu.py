@@ -3,9 +3,9 @@ from the first line of the run (compilation included) to MinAtar's published DQN
 paper's protocol beside MinAtar's own PyTorch `examples/dqn.py` on the same card. Prints a line per run and
 appends it to a JSON-lines file that `report` turns into the GPU section of docs/performance.md.
 
-    python -m benchmarks.gpu train --algo pqn --seeds 10 --cap 60 --out benchmarks/results/gpu_h200
-    python -m benchmarks.gpu dqn --seeds 10 --frames 30000 --reference MinAtar/examples/dqn.py --out DIR
-    python -m benchmarks.gpu report --out benchmarks/results/gpu_h200 --readme docs/performance.md
+    python -m lab.gpu train --algo pqn --seeds 10 --cap 60 --out benchmarks/results/gpu_h200
+    python -m lab.gpu dqn --seeds 10 --frames 30000 --reference MinAtar/examples/dqn.py --out DIR
+    python -m lab.gpu report --out benchmarks/results/gpu_h200 --readme docs/performance.md
 
 `train` runs each game's preset (MinAtar's setting, `--frames` per seed) one interval at a time and stops at
 `--frames` or after `--cap` seconds of wall-clock; the time to the target is the first interval end at which
@@ -32,9 +32,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from benchmarks.agents_bench import keys_for
+from benchmarks.pages import replace_section
+from maxatar.registry import MINATAR_GAMES as GAMES
 from maxatar_agents.configs import default_preset, make_config
-from maxatar_agents.pages import replace_section
-from maxatar_agents.published import GAMES, MINATAR_DQN
+from maxatar_agents.published import MINATAR_DQN
 from maxatar_agents.registry import agent_module
 from maxatar_agents.runner import compiled
 
@@ -317,7 +318,7 @@ def throughput_table(rows: list[dict]) -> list[str]:
 def like_for_like_table(out: Path) -> list[str]:
     """PQN and PPO trained in gymnax's setting (the `gymnax` stage's runs, out/agents_gymnax/) beside the returns
     published for that setting: the results page's like-for-like table (`results.like_for_like_lines`)."""
-    from maxatar_agents.results import GYMNAX_PROTOCOL, like_for_like_lines
+    from lab.results import GYMNAX_PROTOCOL, like_for_like_lines
 
     runs = [(e.label, out / "agents_gymnax" / e.name) for e in GYMNAX_PROTOCOL]
     return like_for_like_lines([(label, run) for label, run in runs if any(run.glob("*/summary.json"))])

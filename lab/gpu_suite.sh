@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # Issue 37's evidence in one call on a machine with one NVIDIA GPU, within BUDGET seconds: environment
 # throughput beside gymnax and pgx (benchmarks.run, one process per environment), PQN's time to MinAtar's
-# published return with 10 seeds (benchmarks.gpu train), and DQN's paper protocol beside MinAtar's PyTorch
-# examples/dqn.py (benchmarks.gpu dqn). Each stage has its own time cap and runs even if an earlier one
+# published return with 10 seeds (lab.gpu train), and DQN's paper protocol beside MinAtar's PyTorch
+# examples/dqn.py (lab.gpu dqn). Each stage has its own time cap and runs even if an earlier one
 # failed; after each, everything so far is packed into $OUT/results.tar.gz (unpack it into
-# benchmarks/results/gpu_<card>/ and run `python -m benchmarks.gpu report`).
+# benchmarks/results/gpu_<card>/ and run `python -m lab.gpu report`).
 #
-#   OUT=/tmp/out bash benchmarks/gpu_suite.sh 585
-#   OUT=/tmp/out STAGES="pqn dqn" bash benchmarks/gpu_suite.sh 300    # only these stages, in this order
+#   OUT=/tmp/out bash lab/gpu_suite.sh 585
+#   OUT=/tmp/out STAGES="pqn dqn" bash lab/gpu_suite.sh 300    # only these stages, in this order
 #   # what the 2026-11-26 H200 run left unmeasured (docs/performance.md#on-a-gpu):
-#   OUT=/tmp/out STAGES="freeway profile ppo million" GAMES="Asterix Freeway Seaquest" bash benchmarks/gpu_suite.sh
-#   OUT=/tmp/out SMOKE=1 bash benchmarks/gpu_suite.sh 400   # the same stages, tiny, to try the script on a CPU
-#   OUT=/tmp/out PARALLEL=1 STAGES="seeds10 gymnax seeds5" bash benchmarks/gpu_suite.sh 540   # side by side
-#   OUT=/tmp/out STAGES="sac sac_critic" CRITIC_GAMES=Seaquest bash benchmarks/gpu_suite.sh 560
+#   OUT=/tmp/out STAGES="freeway profile ppo million" GAMES="Asterix Freeway Seaquest" bash lab/gpu_suite.sh
+#   OUT=/tmp/out SMOKE=1 bash lab/gpu_suite.sh 400   # the same stages, tiny, to try the script on a CPU
+#   OUT=/tmp/out PARALLEL=1 STAGES="seeds10 gymnax seeds5" bash lab/gpu_suite.sh 540   # side by side
+#   OUT=/tmp/out STAGES="sac sac_critic" CRITIC_GAMES=Seaquest bash lab/gpu_suite.sh 560
 #   OUT=/tmp/out STAGES=sac_pessimism CRITIC_GAMES="Asterix Seaquest" PESSIMISM=0.5,0.6,0.7,0.75 \
-#       bash benchmarks/gpu_suite.sh 560
+#       bash lab/gpu_suite.sh 560
 #
 # Stages: throughput, freeway, million (N = 2^20), pqn, ppo, dqn, profile, sac, seeds5, seeds10, gymnax,
 # sac_critic, sac_pessimism (see run_stage below); GAMES: the games of the training stages (CRITIC_GAMES: the
@@ -78,7 +78,7 @@ flax.__version__, 'optax', optax.__version__, 'torch', torch.__version__, torch.
 cat "$W/machine.txt"
 echo "# OUT=\$OUT PARALLEL=${PARALLEL:-} STAGES=\"${STAGES:-}\" GAMES=\"${GAMES:-}\"" \
     "CRITIC_GAMES=\"${CRITIC_GAMES:-}\" PESSIMISM=\"${PESSIMISM:-}\"" \
-    "bash benchmarks/gpu_suite.sh $BUDGET" >"$W/commands.txt"
+    "bash lab/gpu_suite.sh $BUDGET" >"$W/commands.txt"
 
 # The Python-loop and numpy references are left out of the throughput runs: this is about the GPU.
 TP=(--repeats $REPEATS --min-time 0.2 --no-gym --loop-max-n 0
@@ -99,9 +99,9 @@ train() { # ALGO GAME...: 10 seeds in one program, to the published DQN return, 
     local algo=$1 game
     shift
     for game in "$@"; do
-        echo "python -m benchmarks.gpu train --algo $algo --games $game --seeds $SEEDS --cap $CAP --out ." \
+        echo "python -m lab.gpu train --algo $algo --games $game --seeds $SEEDS --cap $CAP --out ." \
             >>"$W/commands.txt"
-        stage "${algo}_$game" $((CAP + 20)) python3 -m benchmarks.gpu train --algo "$algo" --games "$game" \
+        stage "${algo}_$game" $((CAP + 20)) python3 -m lab.gpu train --algo "$algo" --games "$game" \
             --seeds "$SEEDS" --cap "$CAP" --out "$W"
     done
 }
@@ -138,9 +138,9 @@ run_stage() {
     pqn) train pqn "${ALGO_GAMES[@]}" ;;
     ppo) train ppo "${ALGO_GAMES[@]}" ;;
     dqn) # the paper's protocol, 10 seeds in one program, beside MinAtar's examples/dqn.py on the same card
-        echo "python -m benchmarks.gpu dqn --seeds $SEEDS --frames $DQN_FRAMES --reference .gpu/minatar_dqn.py" \
+        echo "python -m lab.gpu dqn --seeds $SEEDS --frames $DQN_FRAMES --reference .gpu/minatar_dqn.py" \
             "--reference-frames $REF_FRAMES --out ." >>"$W/commands.txt"
-        stage dqn 70 python3 -m benchmarks.gpu dqn --seeds "$SEEDS" --frames "$DQN_FRAMES" \
+        stage dqn 70 python3 -m lab.gpu dqn --seeds "$SEEDS" --frames "$DQN_FRAMES" \
             --reference .gpu/minatar_dqn.py --reference-frames "$REF_FRAMES" --out "$W"
         ;;
     sac | seeds5 | seeds10 | gymnax) # issue 38 through the resumable results pipeline, from a copy of the committed
@@ -154,9 +154,9 @@ run_stage() {
         local jobs=$((${#games[@]} * ${#algos[@]}))  # every part at once ...
         [[ $1 == seeds10 ]] && jobs=${#games[@]}     # ... but PQN's before PPO's: a cut loses only the last wave
         [[ $1 == sac ]] && jobs=$((2 * ${#games[@]}))  # ... and both of SAC's parts (seeds 0-2, 3-4) of a game
-        echo "python -m maxatar_agents.results run --setting $setting --algos ${algos[*]} --games ${games[*]}" \
+        echo "python -m lab.results run --setting $setting --algos ${algos[*]} --games ${games[*]}" \
             "--jobs $jobs --resume --no-export --no-progress --results agents_$setting" >>"$W/commands.txt"
-        stage "$1" 540 env XLA_PYTHON_CLIENT_PREALLOCATE=false python3 -m maxatar_agents.results run \
+        stage "$1" 540 env XLA_PYTHON_CLIENT_PREALLOCATE=false python3 -m lab.results run \
             --setting "$setting" --algos "${algos[@]}" --games "${games[@]}" --jobs "$jobs" --resume \
             --no-export --no-progress --results "$W/agents_$setting" --runs "$W/runs_$setting"
         ;;

@@ -9,13 +9,13 @@ SAC), trained in parts of a few seeds vmapped together in one program, at most M
 DQN's `minatar` preset (MinAtar's `examples/dqn.py`, the paper's protocol) on two games besides, its 3 seeds
 trained one process each (see `Entry.seed_parts`).
 
-    python -m maxatar_agents.results run            # every run of the protocol in turn (hours on a CPU)
-    python -m maxatar_agents.results run --resume   # after any interruption: continue where it stopped
-    python -m maxatar_agents.results run --resume --jobs 2   # two processes side by side (see train_parts)
-    python -m maxatar_agents.results report --readme docs/results.md   # the table and one PNG per game
-    python -m maxatar_agents.results export         # the shipped policies and docs/trained/*.gif again
-    python -m maxatar_agents.results run --setting gymnax --resume             # the like-for-like runs
-    python -m maxatar_agents.results report --setting gymnax --readme docs/results.md   # and their table
+    python -m lab.results run            # every run of the protocol in turn (hours on a CPU)
+    python -m lab.results run --resume   # after any interruption: continue where it stopped
+    python -m lab.results run --resume --jobs 2   # two processes side by side (see train_parts)
+    python -m lab.results report --readme docs/results.md   # the table and one PNG per game
+    python -m lab.results export         # the shipped policies and docs/trained/*.gif again
+    python -m lab.results run --setting gymnax --resume             # the like-for-like runs
+    python -m lab.results report --setting gymnax --readme docs/results.md   # and their table
 
 `run` trains one part at a time with `python -m maxatar_agents.<algo> ... --seed FIRST --seeds N` (a process of
 its own, its progress bar shown), checkpointing often, so that Ctrl-C, a crash or the end of a session loses at
@@ -55,16 +55,11 @@ from pathlib import Path
 
 import numpy as np
 
-from maxatar_agents.machine import machine_now as machine
-from maxatar_agents.pages import replace_section
-from maxatar_agents.published import (
-    GAMES,
-    GYMNAX_SETTING_PUBLISHED,
-    MINATAR_AC,
-    MINATAR_DQN,
-    PGX_PPO,
-    PGX_PPO_5M,
-)
+from benchmarks.pages import replace_section
+from lab.published import GYMNAX_SETTING_PUBLISHED, MINATAR_AC, PGX_PPO_5M
+from maxatar.machine import machine_now as machine
+from maxatar.registry import MINATAR_GAMES as GAMES
+from maxatar_agents.published import MINATAR_DQN, PGX_PPO
 from renderers.cli import bounded
 
 SETTINGS = ("minatar", "gymnax")  # the environment settings a protocol is trained in (`protocol`)
@@ -135,10 +130,10 @@ class Entry:
 # for PQN and PPO (minutes on a GPU), 5 for the slower DQN `fast` and SAC, so that the bootstrap intervals of the
 # aggregate rest on more than 3 runs a game; each trained 3 first (the table's first protocol), then the rest.
 PROTOCOL = (
-    Entry("pqn", "minatar", tuple(GAMES), MINATAR_FRAMES, seed_parts=(3, 7)),
-    Entry("ppo", "minatar", tuple(GAMES), MINATAR_FRAMES, seed_parts=(3, 7)),
-    Entry("dqn", "fast", tuple(GAMES), None, seed_parts=(3, 2)),
-    Entry("sac", "fast", tuple(GAMES), None, seed_parts=(3, 2)),
+    Entry("pqn", "minatar", GAMES, MINATAR_FRAMES, seed_parts=(3, 7)),
+    Entry("ppo", "minatar", GAMES, MINATAR_FRAMES, seed_parts=(3, 7)),
+    Entry("dqn", "fast", GAMES, None, seed_parts=(3, 2)),
+    Entry("sac", "fast", GAMES, None, seed_parts=(3, 2)),
     # One update of 32 samples per frame for 5M frames: 3 seeds together take about 3.1 hours on a 2-core CPU
     # with AVX-512 (1349 seed-frames/s with 4 seeds vmapped against 1444 frames/s with 1, README "DQN `minatar`
     # preset against MinAtar's PyTorch") and about 7 on one with AVX2 only (610 frames/s with 1), longer than the
@@ -441,9 +436,7 @@ def train_parts(queue: list[tuple[Entry, str, int, int]], args) -> None:
             flags = (f" --setting {args.setting}" if args.setting != "minatar" else "") + (
                 f" --jobs {args.jobs}" if side_by_side else ""
             )
-            raise SystemExit(
-                f"interrupted; continue with: python -m maxatar_agents.results run --resume{flags}"
-            ) from None
+            raise SystemExit(f"interrupted; continue with: python -m lab.results run --resume{flags}") from None
         raise
 
 
@@ -490,7 +483,7 @@ def strongest(results: Path) -> dict[str, tuple[str, dict]]:
 def export(args) -> None:
     """Ship the best seed of each game's strongest run as a pretrained policy, with its GIF, where it beats
     (or replaces a missing) shipped one; needs the run's checkpoint in --runs."""
-    from maxatar_agents import checkpoint
+    from maxatar_agents import checkpoint, policies
 
     for game, (name, summary) in sorted(strongest(args.results).items()):
         per_seed = summary["final_eval_return_per_seed"]
@@ -519,7 +512,7 @@ def export(args) -> None:
             "setting": "MinAtar: sticky actions 0.1, difficulty ramping, full action set",
         }
         record["check"] = check_figure(run_dir, seed_index)
-        checkpoint.export_policy(run_dir, dest, seed_index, record)
+        policies.export_policy(run_dir, dest, seed_index, record)
         print(f"{game}: shipped {name} seed {record['seed']} (greedy return {record['greedy_return']:.2f})")
         render_gif(game, dest, args.gifs)
 
@@ -527,7 +520,7 @@ def export(args) -> None:
 def check_figure(run_dir: Path, seed_index: int) -> dict:
     """The greedy return over the few fixed episodes that tests/test_pretrained.py plays, recorded at export
     so the test can tell a policy that still plays as trained from one that does not."""
-    from maxatar_agents.checkpoint import policy_returns
+    from maxatar_agents.policies import policy_returns
 
     returns = policy_returns(run_dir, CHECK_EPISODES, 0, seed_index)
     return {"episodes": CHECK_EPISODES, "key": 0, "return_mean": float(np.mean(returns))}
@@ -678,13 +671,13 @@ def report(args) -> None:
     lines = [
         README_START,
         "",
-        "<!-- Generated by `python -m maxatar_agents.results report --readme docs/results.md` from "
-        "benchmarks/results/agents/minatar/; edit maxatar_agents/results.py, not this. -->",
+        "<!-- Generated by `python -m lab.results report --readme docs/results.md` from "
+        "benchmarks/results/agents/minatar/; edit lab/results.py, not this. -->",
         "",
         f"Every agent on every MinAtar game in **MinAtar's setting** (sticky actions 0.1, difficulty ramping, full "
-        "action set), each with its own preset for the games, on a 2-core CPU (`python -m maxatar_agents.results "
+        "action set), each with its own preset for the games, on a 2-core CPU (`python -m lab.results "
         "run`; resumable with `--resume`), and the protocol's later parts (PQN's and PPO's seeds 3-9, DQN `fast`'s "
-        "seeds 3-4) and SAC's rows on one NVIDIA H200 through the same command (`benchmarks/gpu_suite.sh`, stages "
+        "seeds 3-4) and SAC's rows on one NVIDIA H200 through the same command (`lab/gpu_suite.sh`, stages "
         "`seeds10` and `seeds5`, logs in benchmarks/results/gpu_h200/agents-2026-11-26/; SAC's, after its preset "
         "changed, stage `sac`, logs in benchmarks/results/gpu_h200/agents-sac-2026-11-26/). The protocol has 10 "
         "seeds for PQN and PPO and 5 for DQN `fast` and SAC, "
@@ -828,14 +821,14 @@ def gymnax_report(args) -> None:
     lines = [
         GYMNAX_START,
         "",
-        "<!-- Generated by `python -m maxatar_agents.results report --setting gymnax --readme docs/results.md` from "
-        "benchmarks/results/agents/gymnax/; edit maxatar_agents/results.py, not this. -->",
+        "<!-- Generated by `python -m lab.results report --setting gymnax --readme docs/results.md` from "
+        "benchmarks/results/agents/gymnax/; edit lab/results.py, not this. -->",
         "",
         "PQN and PPO in **gymnax's setting** (no sticky actions, the minimal action set, gymnax's time limits: "
         '`maxatar.make(id, setting="gymnax")`), with the same presets as above, at the '
         f"{GYMNAX_FRAMES / 1e6:g}M frames per seed of gymnax-blines, PureJaxRL and purejaxql "
-        f"({SEEDS} seeds in one vmapped program, `python -m maxatar_agents.results run --setting gymnax`, on a 2-core "
-        "CPU or on one NVIDIA H200 through `benchmarks/gpu_suite.sh`'s `gymnax` stage, as each cell says), beside the "
+        f"({SEEDS} seeds in one vmapped program, `python -m lab.results run --setting gymnax`, on a 2-core "
+        "CPU or on one NVIDIA H200 through `lab/gpu_suite.sh`'s `gymnax` stage, as each cell says), beside the "
         "returns published for that setting. No source publishes a Seaquest return. Each published figure is "
         "what its note below says it is (an evaluation of the source's trained agent), so our greedy evaluation "
         "is the nearer figure to set beside it; the last-100 training return (MinAtar's measure, as in the table "
