@@ -23,6 +23,7 @@ import optax
 from maxatar.core import Environment, EnvParams
 from maxatar.episode import AutoReset
 from maxatar.prng import uniform
+from maxatar_agents.configs import knob
 from maxatar_agents.evaluation import episode_stats_update
 from maxatar_agents.program import NetworkConfig, Program, TrainState, build, initial_state, reset_envs, schedule
 
@@ -35,12 +36,12 @@ class OffPolicyConfig(NetworkConfig):
     defaults): a neural run's (`program.NetworkConfig`), whose defaults are MinAtar's DQN scale, then replay
     and the update schedule."""
 
-    buffer_size: int = 100_000  # transitions kept (split evenly between the environments)
-    learning_starts: int = 5_000  # frames of uniformly random play before the first update
-    batch_size: int = 32  # transitions per update
-    train_every: int = 1  # vector steps between two updates
-    target_update_every: int = 1_000  # updates between target updates
-    tau: float = 1.0  # target <- tau * online + (1 - tau) * target (1: a hard copy, as MinAtar's DQN)
+    buffer_size: int = knob(100_000, "transitions kept (split evenly between the environments)")
+    learning_starts: int = knob(5_000, "frames of uniformly random play before the first update")
+    batch_size: int = knob(32, "transitions per update")
+    train_every: int = knob(1, "vector steps between two updates")
+    target_update_every: int = knob(1_000, "updates between target updates")
+    tau: float = knob(1.0, "target <- tau * online + (1 - tau) * target (1: a hard copy, as MinAtar's DQN)")
 
     def __post_init__(self):
         """Also: random play long enough to fill a batch."""

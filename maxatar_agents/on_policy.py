@@ -27,6 +27,7 @@ import optax
 from maxatar.core import Environment, EnvParams
 from maxatar.episode import AutoReset
 from maxatar.prng import uniform
+from maxatar_agents.configs import knob
 from maxatar_agents.evaluation import episode_stats_update
 from maxatar_agents.program import (
     NetworkConfig,
@@ -34,6 +35,7 @@ from maxatar_agents.program import (
     TrainState,
     build,
     clip_then,
+    gradient_update,
     initial_state,
     reset_envs,
     schedule,
@@ -49,15 +51,15 @@ class OnPolicyConfig(NetworkConfig):
     default, then the rollout, its epochs and minibatches, and Adam. A logging interval is a whole number of
     rollouts."""
 
-    num_envs: int = 64  # environments stepped together (vmap) per seed
-    hidden: tuple[int, ...] = (64,)  # dense layers after the observation encoder
-    num_steps: int = 32  # steps of every environment per rollout (one rollout feeds one update)
-    num_epochs: int = 2  # passes over each rollout
-    num_minibatches: int = 4  # minibatches per pass (num_envs * num_steps must be a multiple)
-    lr: float = 3e-4  # Adam step size
-    lr_decay: bool = True  # decay the step size linearly to 0 over the run
-    adam_eps: float = 1e-5  # Adam's epsilon
-    max_grad_norm: float = 0.5  # gradient clipping by global norm (0: none)
+    num_envs: int = knob(64, "environments stepped together (vmap) per seed")
+    hidden: tuple[int, ...] = knob((64,), "dense layers after the observation encoder")
+    num_steps: int = knob(32, "steps of every environment per rollout (one rollout feeds one update)")
+    num_epochs: int = knob(2, "passes over each rollout")
+    num_minibatches: int = knob(4, "minibatches per pass (num_envs * num_steps must be a multiple)")
+    lr: float = knob(3e-4, "Adam step size")
+    lr_decay: bool = knob(True, "decay the step size linearly to 0 over the run")
+    adam_eps: float = knob(1e-5, "Adam's epsilon")
+    max_grad_norm: float = knob(0.5, "gradient clipping by global norm (0: none)")
 
     def __post_init__(self):
         """Also: minibatches that split a rollout evenly."""
@@ -162,9 +164,8 @@ def assemble(config: OnPolicyConfig, env: Environment, env_params: EnvParams, ag
 
     def gradient_step(learner: Learner, samples):
         """One Adam step on the loss of a minibatch; logs the loss and the agent's aux."""
-        (loss, aux), grads = jax.value_and_grad(agent.loss, has_aux=True)(learner.params, samples)
-        updates, opt_state = optimizer.update(grads, learner.opt_state, learner.params)
-        return Learner(optax.apply_updates(learner.params, updates), opt_state), (loss, aux)
+        logs, params, opt_state = gradient_update(agent.loss, optimizer, learner.params, learner.opt_state, samples)
+        return Learner(params, opt_state), logs
 
     def epoch(carry, _):
         """One pass over the samples in a fresh random order, `num_minibatches` gradient steps."""

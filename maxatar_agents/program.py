@@ -17,7 +17,7 @@ import optax
 
 import maxatar
 from maxatar.core import Environment, EnvParams
-from maxatar_agents.configs import ConfigError, check_fields
+from maxatar_agents.configs import ConfigError, check_fields, knob
 from maxatar_agents.evaluation import (
     EpisodeStats,
     episode_stats_init,
@@ -34,16 +34,19 @@ class RunConfig:
     evaluation. `NetworkConfig` adds a network's; each agent's `Config` adds its own (and may give other
     defaults). Frames count environment steps of one seed over all its vectorised environments."""
 
-    env_id: str = "maxatar/Breakout-v0"  # environment id (`--env` for short)
-    total_steps: int = 5_000_000  # frames per seed (rounded up to whole logging intervals)
-    num_envs: int = 1  # environments stepped together (vmap) per seed
-    gamma: float = 0.99  # discount
-    sticky_action_prob: float | None = None  # None: the environment's default (0.1 for MinAtar games)
-    difficulty_ramping: bool | None = None  # None: the environment's default (on)
-    env_setting: str = "minatar"  # a paper's MinAtar setting (`maxatar.settings`): "minatar", "gymnax" or "pgx"
-    log_points: int = 100  # logged points over the run; also the unit of resumable chunks
-    eval_episodes: int = 100  # final evaluation of the trained policy, all episodes in parallel
-    eval_max_steps: int = 10_000  # safety cap on an evaluation episode's length
+    env_id: str = knob("maxatar/Breakout-v0", "environment id (`--env` for short)")
+    total_steps: int = knob(5_000_000, "frames per seed (rounded up to whole logging intervals)")
+    num_envs: int = knob(1, "environments stepped together (vmap) per seed")
+    gamma: float = knob(0.99, "discount")
+    sticky_action_prob: float | None = knob(None, "None: the environment's default (0.1 for MinAtar games)")
+    difficulty_ramping: bool | None = knob(None, "None: the environment's default (on)")
+    env_setting: str = knob(
+        "minatar",
+        "a paper's MinAtar setting (`maxatar.settings`): 'minatar', 'gymnax' or 'pgx'",
+    )
+    log_points: int = knob(100, "logged points over the run; also the unit of resumable chunks")
+    eval_episodes: int = knob(100, "final evaluation of the trained policy, all episodes in parallel")
+    eval_max_steps: int = knob(10_000, "safety cap on an evaluation episode's length")
 
     def __post_init__(self):
         """Fail on a bad value before anything is written or compiled: every field's type and bounds, the
@@ -59,15 +62,17 @@ class NetworkConfig(RunConfig):
     from, and keeping the best evaluated params. `off_policy.OffPolicyConfig` and `on_policy.OnPolicyConfig`
     add their skeleton's."""
 
-    hidden: tuple[int, ...] = (128,)  # dense layers after the observation encoder
-    conv_features: int = 16  # filters of the MinAtar 3x3 convolution (MinAtar games only)
-    obs_type: str | None = None  # "rgb" or "grayscale": learn from the game's picture (`maxatar.pixels`)
-    obs_scale: int | None = None  # pixels per grid cell of the picture (None: 16 for the MinAtar games)
-    # Evaluate the evaluation policy after every logging interval and keep its best params (SB3's
-    # EvalCallback "best model") for the final evaluation, the checkpoint's policy and load_policy: a
-    # value-based learner's CartPole policy swings from interval to interval (DQN's and PQN's `cartpole`).
-    keep_best: bool = False
-    keep_best_episodes: int = 10  # episodes of each of those evaluations (all in parallel)
+    hidden: tuple[int, ...] = knob((128,), "dense layers after the observation encoder")
+    conv_features: int = knob(16, "filters of the MinAtar 3x3 convolution (MinAtar games only)")
+    obs_type: str | None = knob(None, "'rgb' or 'grayscale': learn from the game's picture (`maxatar.pixels`)")
+    obs_scale: int | None = knob(None, "pixels per grid cell of the picture (None: 16 for the MinAtar games)")
+    keep_best: bool = knob(
+        False,
+        "Evaluate the evaluation policy after every logging interval and keep its best params (SB3's EvalCallback "
+        "'best model') for the final evaluation, the checkpoint's policy and load_policy: a value-based learner's "
+        "CartPole policy swings from interval to interval (DQN's and PQN's `cartpole`).",
+    )
+    keep_best_episodes: int = knob(10, "episodes of each of those evaluations (all in parallel)")
 
 
 class Schedule(NamedTuple):
@@ -215,6 +220,20 @@ def make_train(program: Program) -> Callable[[jax.Array], TrainResult]:
     return train
 
 
+def make_train_for(make_program: Callable[[Any], Program]) -> Callable[[Any], Callable[[jax.Array], TrainResult]]:
+    """An agent module's `make_train(config) -> train(key)`: the whole run of `make_program(config)`, pure;
+    `jax.jit(jax.vmap(train))(keys)` trains many seeds (with `keep_best`, the final evaluation plays the
+    params that evaluated best after an interval)."""
+
+    def agent_make_train(config: Any) -> Callable[[jax.Array], TrainResult]:
+        """`train(key) -> TrainResult`: the whole run, pure. `jax.jit(jax.vmap(train))(keys)` trains many seeds."""
+        return make_train(make_program(config))
+
+    agent_make_train.__name__ = agent_make_train.__qualname__ = "make_train"
+    agent_make_train.__module__ = make_program.__module__
+    return agent_make_train
+
+
 def env_kwargs(config: Any) -> dict[str, Any]:
     """The `maxatar.make` keywords, besides the id, of the config's environment: its `env_setting`, its
     sticky-action and ramping choices (None = the setting's) and, for a neural agent, its observation type
@@ -317,3 +336,13 @@ def clip_then(max_grad_norm: Any, optimizer: optax.GradientTransformation) -> op
         limit = jnp.where(max_grad_norm > 0, max_grad_norm, jnp.inf)
         return optax.chain(optax.clip_by_global_norm(limit), optimizer)
     return optax.chain(optax.clip_by_global_norm(max_grad_norm), optimizer) if max_grad_norm > 0 else optimizer
+
+
+def gradient_update(
+    loss_fn: Callable, optimizer: optax.GradientTransformation, params: Any, opt_state: Any, *args: Any, has_aux=True
+) -> tuple[Any, Any, Any]:
+    """One optimiser step on `loss_fn(params, *args)`, the gradient step every agent takes (Brax's
+    `gradient_update_fn`): returns the loss (`(loss, aux)` with `has_aux`), the new params and optimiser state."""
+    value, grads = jax.value_and_grad(loss_fn, has_aux=has_aux)(params, *args)
+    updates, opt_state = optimizer.update(grads, opt_state, params)
+    return value, optax.apply_updates(params, updates), opt_state
