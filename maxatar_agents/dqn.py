@@ -167,7 +167,7 @@ def make_program(config: Config) -> Program:
     env, env_params = env_from_config(config)
     network = make_network(env, config.hidden, config.conv_features)
     optimizer = make_optimizer(config)
-    loss_fn = functools.partial(td_loss, q_values=network.apply, gamma=config.gamma, double_q=config.double_q)
+    loss_fn = program.bind_config(td_loss, config, "gamma", "double_q", q_values=network.apply)
     start = off_policy.first_update_step(config)
 
     def epsilon(t: jax.Array) -> jax.Array:
@@ -185,10 +185,10 @@ def make_program(config: Config) -> Program:
         """The greedy policy (any leading batch axes): what evaluation plays, and what exploration deviates from."""
         return network.apply(params, obs).argmax(axis=-1).astype(jnp.int32)
 
-    def explore(learner: Learner, obs: jax.Array, uniforms: jax.Array, t: jax.Array) -> jax.Array:
+    def explore(learner: Learner, obs: jax.Array, uniforms: jax.Array, t: jax.Array):
         """Epsilon-greedy: the first uniform decides whether to explore, the second picks the random action."""
         random_action = uniform_to_int(uniforms[:, 1], 0, env.num_actions)
-        return jnp.where(uniforms[:, 0] < epsilon(t), random_action, act(learner.params, obs)).astype(jnp.int32)
+        return jnp.where(uniforms[:, 0] < epsilon(t), random_action, act(learner.params, obs)).astype(jnp.int32), ()
 
     def update(learner: Learner, sequence: Transition, number: jax.Array):
         """One gradient step on a uniform sample, then the target update."""
@@ -203,15 +203,8 @@ def make_program(config: Config) -> Program:
         loss, q_mean = mean_logs
         return {"loss": loss, "q_mean": q_mean, "epsilon": epsilon(t_end - 1)}
 
-    agent = off_policy.OffPolicyAgent(
-        sequence_length=config.n_step + 1,
-        num_init_keys=1,
-        init=init,
-        explore=explore,
-        update=update,
-        report=report,
-        policy_field="params",
-        act=act,
+    agent = program.Agent(
+        init=init, explore=explore, learn=off_policy.Learning(config.n_step + 1, update), report=report, act=act
     )
     return off_policy.assemble(config, env, env_params, agent)
 

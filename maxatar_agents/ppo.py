@@ -158,13 +158,8 @@ def make_program(config: Config) -> Program:
     compiled code."""
     env, env_params = env_from_config(config)
     network = make_actor_critic(env, config.hidden, config.conv_features, config.activation)
-    loss_fn = functools.partial(
-        ppo_loss,
-        apply=network.apply,
-        clip_eps=config.clip_eps,
-        clip_value=config.clip_value,
-        vf_coef=config.vf_coef,
-        ent_coef=config.ent_coef,
+    loss_fn = program.bind_config(
+        ppo_loss, config, "clip_eps", "clip_value", "vf_coef", "ent_coef", apply=network.apply
     )
 
     def act(params, obs: jax.Array) -> jax.Array:
@@ -192,15 +187,8 @@ def make_program(config: Config) -> Program:
         """An action drawn from the policy (any leading batch axes): the sampled evaluation."""
         return jax.random.categorical(key, network.apply(params, obs)[0]).astype(jnp.int32)
 
-    agent = on_policy.OnPolicyAgent(
-        init_params=network.init,
-        explore=explore,
-        targets=targets,
-        loss=loss_fn,
-        report=report,
-        act=act,
-        sample=sample,
-    )
+    learning = on_policy.Learning(targets, loss_fn)
+    agent = program.Agent(on_policy.network_init(network), explore, learning, report, act, sample=sample)
     return on_policy.assemble(config, env, env_params, agent)
 
 

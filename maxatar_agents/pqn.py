@@ -169,14 +169,7 @@ def make_program(config: Config) -> Program:
         mean_loss, mean_q = mean_logs
         return {"loss": mean_loss, "q_mean": mean_q, "epsilon": epsilon(t_end - 1)}
 
-    agent = on_policy.OnPolicyAgent(
-        init_params=network.init,
-        explore=explore,
-        targets=targets,
-        loss=loss_fn,
-        report=report,
-        act=act,
-    )
+    agent = program.Agent(on_policy.network_init(network), explore, on_policy.Learning(targets, loss_fn), report, act)
     return on_policy.assemble(config, env, env_params, agent)
 
 

@@ -17,10 +17,13 @@ import optax
 
 import maxatar
 from maxatar.core import Environment, EnvParams
+from maxatar.episode import AutoReset
+from maxatar.prng import uniform
 from maxatar_agents.configs import ConfigError, check_fields, knob
 from maxatar_agents.evaluation import (
     EpisodeStats,
     episode_stats_init,
+    episode_stats_update,
     evaluate,
     keep_best,
     play_episodes,
@@ -151,6 +154,85 @@ def initial_state(learner: Any, policy_field: str, buffer: Any, env_state: Any, 
         best_return=jnp.float32(-jnp.inf),
     )
     return tie_to_seed(state, key)
+
+
+ACT_UNIFORMS = 2  # uniforms per environment and step that an agent's acting rule may use
+
+
+class Agent(NamedTuple):
+    """What an algorithm adds to a skeleton (`off_policy.assemble`, `on_policy.assemble`): the same hooks, with
+    the same names and arguments, whichever skeleton runs them.
+
+    init(keys, obs) -> the learner (what the updates change), from `num_init_keys` keys and the first
+        observations; on-policy, the network's params, to which the skeleton adds its optimiser's state;
+    explore(learner, obs, uniforms, t) -> (actions, extras), the behaviour policy at global vector step t,
+        given `ACT_UNIFORMS` uniforms per environment; extras are what the skeleton keeps of the step besides
+        (on-policy, in the rollout: e.g. PPO's log-probabilities and values; off-policy, ());
+    learn: the skeleton's own learning hooks (`off_policy.Learning`, `on_policy.Learning`);
+    report(learner, mean_logs, t_end) -> metrics to log after an interval; t_end counts vector steps;
+    act(params, obs) -> actions, the evaluation policy, whose params are the learner's `policy_field` (with
+        `keep_best`, the shared code keeps the best of them in `best_params` and evaluates those);
+    sample(params, obs, key) -> actions drawn from the policy, for an agent whose policy is a distribution
+        (None otherwise): its evaluation is reported beside `act`'s.
+    """
+
+    init: Callable
+    explore: Callable
+    learn: Any
+    report: Callable
+    act: Callable
+    policy_field: str = "params"
+    num_init_keys: int = 1
+    sample: Callable | None = None
+
+
+class Step(NamedTuple):
+    """One vector step as the skeletons keep it (every field leading with the environments): what each
+    environment saw and did, and the agent's `extras`."""
+
+    obs: jax.Array
+    action: jax.Array
+    reward: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+    extras: Any
+
+
+def start(
+    agent: Agent,
+    env: Environment,
+    env_params: EnvParams,
+    num_envs: int,
+    key: jax.Array,
+    learner: Callable = lambda made: made,
+    buffer: Callable = lambda obs: (),
+) -> TrainState:
+    """A run's first state: the agent's `init` (made into the learner by `learner`), fresh environments and
+    the skeleton's `buffer(obs)` (none on-policy)."""
+    key, *init_keys, env_key = jax.random.split(key, 2 + agent.num_init_keys)
+    obs, env_state = reset_envs(env, env_params, env_key, num_envs)
+    made = learner(agent.init(init_keys, obs))
+    return initial_state(made, agent.policy_field, buffer(obs), env_state, obs, key)
+
+
+def stepper(agent: Agent, env: Environment, env_params: EnvParams, num_envs: int) -> Callable:
+    """`step(state, key, t) -> (state, Step)`: one vector step at global vector step t with the agent's
+    behaviour policy, from one uniform block drawn from `key` (the acting rule's `ACT_UNIFORMS` per environment,
+    then the environments'); the state moves to the next observations and episode statistics."""
+    auto = AutoReset(env)
+    batched_step = jax.vmap(auto.step_from_uniforms, in_axes=(0, 0, 0, None))
+
+    def step(state: TrainState, key: jax.Array, t: jax.Array) -> tuple[TrainState, Step]:
+        uniforms = uniform(key, (num_envs, ACT_UNIFORMS + auto.num_uniforms))
+        action, extras = agent.explore(state.learner, state.obs, uniforms[:, :ACT_UNIFORMS], t)
+        obs, env_state, reward, terminated, truncated, _ = batched_step(
+            uniforms[:, ACT_UNIFORMS:], state.env_state, action, env_params
+        )
+        seen = Step(state.obs, action, reward, terminated, truncated, extras)
+        stats = episode_stats_update(state.stats, reward, terminated | truncated)
+        return state._replace(env_state=env_state, obs=obs, stats=stats), seen
+
+    return step
 
 
 def build(
@@ -336,6 +418,12 @@ def clip_then(max_grad_norm: Any, optimizer: optax.GradientTransformation) -> op
         limit = jnp.where(max_grad_norm > 0, max_grad_norm, jnp.inf)
         return optax.chain(optax.clip_by_global_norm(limit), optimizer)
     return optax.chain(optax.clip_by_global_norm(max_grad_norm), optimizer) if max_grad_norm > 0 else optimizer
+
+
+def bind_config(fn: Callable, config: Any, *fields: str, **kwargs: Any) -> Callable:
+    """`fn` with the config's `fields` bound as its keywords of the same names, and `kwargs` (the networks):
+    a loss with its hyperparameters."""
+    return functools.partial(fn, **kwargs, **{name: getattr(config, name) for name in fields})
 
 
 def gradient_update(

@@ -242,14 +242,8 @@ def make_program(config: Config) -> Program:
     target_entropy = config.target_entropy_scale * math.log(env.num_actions)
     start = off_policy.first_update_step(config)
     networks = dict(critics=critics, logits=actor.apply)
-    critic_loss_fn = functools.partial(
-        critic_loss,
-        **networks,
-        gamma=config.gamma,
-        critic_target=config.critic_target,
-        critic_pessimism=config.critic_pessimism,
-        critic_entropy=config.critic_entropy,
-    )
+    critic_fields = ("gamma", "critic_target", "critic_pessimism", "critic_entropy")
+    critic_loss_fn = program.bind_config(critic_loss, config, *critic_fields, **networks)
     actor_loss_fn = functools.partial(actor_loss, **networks)
 
     def init(keys: list[jax.Array], obs: jax.Array) -> Learner:
@@ -268,12 +262,13 @@ def make_program(config: Config) -> Program:
             alpha_opt=alpha_opt.init(log_alpha),
         )
 
-    def explore(learner: Learner, obs: jax.Array, uniforms: jax.Array, t: jax.Array) -> jax.Array:
+    def explore(learner: Learner, obs: jax.Array, uniforms: jax.Array, t: jax.Array):
         """Sample from the policy by inverting its CDF with the first uniform; uniformly random (the second)
         before learning starts."""
         probs, _ = policy(actor.apply(learner.actor_params, obs))
         sampled = jnp.sum(uniforms[:, :1] > jnp.cumsum(probs, axis=-1)[:, :-1], axis=-1)
-        return jnp.where(t < start, uniform_to_int(uniforms[:, 1], 0, env.num_actions), sampled).astype(jnp.int32)
+        random_action = uniform_to_int(uniforms[:, 1], 0, env.num_actions)
+        return jnp.where(t < start, random_action, sampled).astype(jnp.int32), ()
 
     def update(learner: Learner, sequence: Transition, number: jax.Array):
         """One step for critics, actor and temperature on one uniform sample of runs of n_step + 1 steps,
@@ -315,15 +310,14 @@ def make_program(config: Config) -> Program:
         """An action drawn from the policy (any leading batch axes): the sampled evaluation."""
         return jax.random.categorical(key, actor.apply(actor_params, obs)).astype(jnp.int32)
 
-    agent = off_policy.OffPolicyAgent(
-        sequence_length=config.n_step + 1,
-        num_init_keys=2,
+    agent = program.Agent(
         init=init,
         explore=explore,
-        update=update,
+        learn=off_policy.Learning(config.n_step + 1, update),
         report=report,
-        policy_field="actor_params",
         act=act,
+        policy_field="actor_params",
+        num_init_keys=2,
         sample=sample,
     )
     return off_policy.assemble(config, env, env_params, agent)

@@ -43,7 +43,7 @@ import numpy as np
 from maxatar import sharding
 from maxatar_agents import artifacts, interrupts, runner, tracking
 from maxatar_agents import study as study_storage
-from maxatar_agents.cli import EXIT_INTERRUPTED
+from maxatar_agents.cli import EXIT_INTERRUPTED, Parser
 from maxatar_agents.configs import (
     ConfigError,
     config_error_text,
@@ -477,7 +477,7 @@ def plot(study, out: Path) -> list[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The sweep's options."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m maxatar_agents.sweep",
         description="Tune an agent's hyperparameters with Optuna (TPE, pruning at every logging interval); "
         "rerun with the same --storage and --study-name to continue a study, from any machine.",
@@ -546,6 +546,13 @@ def parse_set(items: list[str], algorithm: str) -> dict[str, Any]:
         raise SweepError(str(error)) from None
 
 
+# The options `main` hands to `optimize` under their own names.
+OPTIMIZE_OPTIONS = (
+    *("trials", "out", "total_trials", "heartbeat", "storage", "study_name", "preset", "space", "seeds", "frames"),
+    *("pruner", "sampler_seed", "timeout", "track", "track_uri"),
+)
+
+
 def main(argv: list[str] | None = None):
     """The sweep's command line: bad input exits with status 2 and one `error:` line; SIGTERM stops it as
     Ctrl-C does (the running trial and its tracked run are closed as interrupted), which prints one line and
@@ -553,27 +560,9 @@ def main(argv: list[str] | None = None):
     args = build_parser().parse_args(argv)
     try:
         with stops_like_ctrl_c():
-            study = optimize(
-                args.algo,
-                args.env,
-                trials=args.trials,
-                out=args.out,
-                total_trials=args.total_trials,
-                heartbeat=args.heartbeat,
-                storage=args.storage,
-                study_name=args.study_name,
-                preset=args.preset,
-                overrides=parse_set(args.set, args.algo),
-                space=args.space,
-                seeds=args.seeds,
-                first_seed=args.seed,
-                frames=args.frames,
-                pruner=args.pruner,
-                sampler_seed=args.sampler_seed,
-                timeout=args.timeout,
-                track=args.track,
-                track_uri=args.track_uri,
-            )
+            overrides = parse_set(args.set, args.algo)
+            options = {name: getattr(args, name) for name in OPTIMIZE_OPTIONS}
+            study = optimize(args.algo, args.env, overrides=overrides, first_seed=args.seed, **options)
     except SweepError as error:
         print(f"python -m maxatar_agents.sweep: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
