@@ -100,9 +100,7 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 # fmt: on
 
-# What `python -m maxatar_agents.sweep` searches by default (Optuna, `sweep.load_space`): the step sizes,
-# the discount and the main knobs, none of which changes how a run is cut into intervals, so pruners
-# compare trials at equal frames.
+# What `python -m maxatar_agents.sweep` searches by default (`sweep.load_space`).
 SEARCH_SPACE: dict[str, dict[str, Any]] = {
     "lr": {"low": 1e-4, "high": 3e-3, "log": True},
     "gamma": {"low": 0.95, "high": 0.999},

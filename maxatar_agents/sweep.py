@@ -84,9 +84,10 @@ class StudyFull(Exception):
 
 
 def load_space(algorithm: str, space: dict | str | Path | None, base: Any = None) -> dict[str, dict[str, Any]]:
-    """The search space: the agent's default (its module's `SEARCH_SPACE`), a dict, or a JSON file of one; checked
-    against the agent's config fields and, with `base` (the config trials start from), each field's bounds and choices
-    against the field's own checks (`_check_values`)."""
+    """The search space: the agent's default (its module's `SEARCH_SPACE`: step sizes, discount and the agent's main
+    knobs, none of which changes how a run is cut into intervals, so pruners compare trials at equal frames), a
+    dict, or a JSON file of one; checked against the agent's config fields and, with `base` (the config trials
+    start from), each field's bounds and choices against the field's own checks (`_check_values`)."""
     if space is None:
         space = getattr(agent_module(algorithm), "SEARCH_SPACE", None)
         if space is None:
