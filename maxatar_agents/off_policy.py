@@ -12,6 +12,7 @@ buffer is read, never returned, so the compiler need not copy it.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -98,6 +99,17 @@ class Learning(NamedTuple):
 
     sequence_length: int
     update: Callable
+
+
+def OffPolicyAgent(
+    sequence_length, num_init_keys, init, explore, update, report, policy_field, act, sample=None
+) -> Agent:
+    """Deprecated: an agent in the hooks of earlier versions, when this was a class (and `explore` returned the
+    actions alone)."""
+    warnings.warn("OffPolicyAgent is now program.Agent(learn=off_policy.Learning(...))", DeprecationWarning, 2)
+    with_extras = lambda *args: (explore(*args), ())
+    learn = Learning(sequence_length, update)
+    return Agent(init, with_extras, learn, report, act, policy_field, num_init_keys, sample)
 
 
 def first_update_step(config: OffPolicyConfig) -> int:

@@ -18,6 +18,7 @@ episode's first.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -96,6 +97,13 @@ class Learning(NamedTuple):
 def network_init(network: Any) -> Callable:
     """An on-policy agent's `init(keys, obs)`: its one network's params, from the first key."""
     return lambda keys, obs: network.init(keys[0], obs)
+
+
+def OnPolicyAgent(init_params, explore, targets, loss, report, act, sample=None) -> Agent:
+    """Deprecated: an agent in the hooks of earlier versions, when this was a class."""
+    warnings.warn("OnPolicyAgent is now program.Agent(learn=on_policy.Learning(...))", DeprecationWarning, 2)
+    init = lambda keys, obs: init_params(keys[0], obs)
+    return Agent(init, explore, Learning(targets, loss), report, act, sample=sample)
 
 
 def num_gradient_steps(config: OnPolicyConfig) -> int:
