@@ -204,11 +204,13 @@ def fence_commands(doc: str) -> str:
 
 def agent_page(algo: str) -> str:
     """An agent's page: its docstring, presets (with the fields they set) and its rows of the results table."""
+    from maxatar_agents.configs import env_presets
+
     module = importlib.import_module(f"maxatar_agents.{algo}")
     out = [f"# {AGENTS[algo]}", "", f"`maxatar_agents/{algo}.py`: `python -m maxatar_agents.{algo} --help`.", ""]
     out += [fence_commands((module.__doc__ or "").strip()), ""]
     out += ["## Presets", ""]
-    by_env = {v: k for k, v in module.ENV_PRESETS.items()}
+    by_env = {v: k for k, v in env_presets(module).items()}
     rows = []
     for name, fields in module.PRESETS.items():
         chosen = (

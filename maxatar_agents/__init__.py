@@ -2,11 +2,12 @@
 (`maxatar_agents.ppo`), PQN (`maxatar_agents.pqn`), and tabular Q-learning, expected SARSA and double
 Q-learning on Doors (`maxatar_agents.q_learning`).
 
-Each agent is one file, readable top to bottom: its `Config` and presets, its losses as plain functions, its
-update and acting rule, and `make_train(config) -> train(key)`, a pure function that runs a whole training
-run as one jitted program and can be vmapped over seeds. What the agents share lives once:
+Each agent is one file, readable top to bottom: its `Config`, presets and search space, its losses as plain
+functions, its update and acting rule, and `make_train(config) -> train(key)`, a pure function that runs a
+whole training run as one jitted program and can be vmapped over seeds. What the agents share lives once:
 
-* `program`: the shape of a run (init, logging intervals, evaluation) and `make_train`;
+* `program`: the shape of a run (init, logging intervals, evaluation), `make_train`, the contract an
+  algorithm gives a skeleton (`Agent`) and the gradient step every agent takes (`gradient_update`);
 * `off_policy`: the off-policy skeleton of DQN and SAC (acting, stepping, replay buffer, update schedule,
   target update);
 * `on_policy`: the on-policy skeleton of PPO and PQN (rollouts, per-sample targets, minibatch epochs);
@@ -16,8 +17,8 @@ run as one jitted program and can be vmapped over seeds. What the agents share l
 * `runner`, `artifacts`, `cli`: one interval at a time with checkpoints, the files a run writes, and the
   command line generated from each `Config`;
 * `grid`: sweeps of float hyperparameters trained in the same vmapped program as the seeds;
-* `sweep`, `tracking`: the Optuna driver (`python -m maxatar_agents.sweep`) and MLflow / TensorBoard logging
-  (`--track`).
+* `sweep`, `study`, `tracking`: the Optuna driver (`python -m maxatar_agents.sweep`), its study storage, and
+  MLflow / TensorBoard logging (`--track`).
 
     python -m maxatar_agents.pqn --env maxatar/Breakout-v0 --seeds 4 --out runs/breakout
 

@@ -1,5 +1,5 @@
 """The command line shared by the agents: `python -m maxatar_agents.<algorithm>` with options generated from
-the algorithm's `Config` (each field an option, its source comment the help), a config from preset and
+the algorithm's `Config` (each field an option, its documentation the help: `configs.knob`), a config from preset and
 overrides, then a run of the program one interval at a time (`runner`) with a progress bar, checkpoints
 and, at the end, the artefacts (`artifacts`).
 
@@ -42,7 +42,7 @@ from maxatar_agents.configs import (
     config_from_dict,
     config_to_dict,
     default_preset,
-    field_comments,
+    field_help,
     field_types,
     parse_value,
 )
@@ -70,16 +70,23 @@ def _metavar(kind: Any) -> str:
     return text.upper().replace("|NONE", "|none")
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with a mistake reported as one `error:` line and where to look, not the whole usage first."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser(algorithm: str, module) -> argparse.ArgumentParser:
     """The run options, then one `--field-name VALUE` option per config field, typed and documented from
     the dataclass, so a new field is on the command line without any code here."""
     fields = ", ".join(f.name for f in dataclasses.fields(module.Config))
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=f"python -m maxatar_agents.{algorithm}",
         description=f"Train {algorithm.upper()} on a MaxAtar environment (all seeds in one jitted program).",
         epilog=f"config fields for --set: {fields}",
     )
-    chosen = ", ".join(f"{preset} on {env_id.split('/')[-1]}" for env_id, preset in module.ENV_PRESETS.items())
+    chosen = ", ".join(f"{preset} on {env_id.split('/')[-1]}" for env_id, preset in configs.env_presets(module).items())
     parser.add_argument(
         "--preset",
         help=f"one of: {', '.join(module.PRESETS)}, or a JSON file of field values such as a sweep's "
@@ -128,7 +135,7 @@ def build_parser(algorithm: str, module) -> argparse.ArgumentParser:
         "config fields (default: the preset's value; also --set FIELD=VALUE; a FLOAT field given a comma list, "
         "e.g. --lr 1e-4,3e-4, is swept: every value trains in the same program)"
     )
-    comments = field_comments(module.Config)
+    helps = field_help(module.Config)
     for name, kind in field_types(module.Config).items():
         flags = [f"--{name.replace('_', '-')}", *FIELD_ALIASES.get(name, [])]
         group.add_argument(
@@ -139,7 +146,7 @@ def build_parser(algorithm: str, module) -> argparse.ArgumentParser:
             const=True if kind is bool else None,
             default=argparse.SUPPRESS,
             metavar=_metavar(kind),
-            help=comments.get(name, "").replace("%", "%%") or None,
+            help=helps.get(name, "").replace("%", "%%") or None,
         )
     return parser
 

@@ -1,21 +1,17 @@
-"""Config dataclasses as data: their fields' types and comments, command-line text parsed into a field's
+"""Config dataclasses as data: their fields' types and documentation, command-line text parsed into a field's
 type, and config <-> JSON. Every agent's `Config` goes through here, so the command line, checkpoints and
 summaries describe a config the same way whatever the algorithm."""
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import functools
-import inspect
-import io
 import json
 import math
 import numbers
-import textwrap
-import tokenize
 import types
 import typing
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,34 +29,27 @@ def _field_types(config_cls: type) -> dict[str, Any]:
     return typing.get_type_hints(config_cls)
 
 
-def field_comments(config_cls: type) -> dict[str, str]:
-    """Each field's comment in the class source, so that `--help` says what the source says: the comment
-    on the field's line, or else the comment lines just above it. A subclass that only changes a field's
-    default keeps its base class's comment."""
+def knob(default: Any, help: str) -> Any:
+    """A config field with its documentation, which `--help` shows for the field's option (`field_help`)."""
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
+def field_help(config_cls: type) -> dict[str, str]:
+    """Each field's documentation (`knob`), so that `--help` says what the config says. A subclass that only
+    changes a field's default keeps its base class's text."""
     found: dict[str, str] = {}
     for cls in reversed(config_cls.__mro__):
-        if dataclasses.is_dataclass(cls):
-            found.update({name: text for name, text in _class_comments(cls).items() if text or name not in found})
+        for field in getattr(cls, "__dataclass_fields__", {}).values():
+            text = field.metadata.get("help", "")
+            if text or field.name not in found:
+                found[field.name] = text
     return found
 
 
-def _class_comments(cls: type) -> dict[str, str]:
-    source = textwrap.dedent(inspect.getsource(cls))
-    trailing: dict[int, str] = {}
-    whole_line: dict[int, str] = {}
-    for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type == tokenize.COMMENT:
-            table = whole_line if token.line.lstrip().startswith("#") else trailing
-            table[token.start[0]] = token.string.lstrip("#").strip()
-    found = {}
-    for node in ast.parse(source).body[0].body:
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            first = node.lineno
-            while first - 1 in whole_line:
-                first -= 1
-            above = " ".join(whole_line[line] for line in range(first, node.lineno))
-            found[node.target.id] = trailing.get(node.lineno) or above
-    return found
+def field_comments(config_cls: type) -> dict[str, str]:
+    """Deprecated name of `field_help` (the help was once read from source comments)."""
+    warnings.warn("configs.field_comments is now configs.field_help", DeprecationWarning, stacklevel=2)
+    return field_help(config_cls)
 
 
 # --- checking a config's values ---
@@ -330,11 +319,20 @@ def canonical_env_id(env_id: str) -> str:
     return name if name.startswith("maxatar/") else f"maxatar/{name}"
 
 
+# The preset named for an environment, which an agent uses there when none is named and it has one.
+ENV_PRESETS = {"maxatar/CartPole-v1": "cartpole", "maxatar/Doors-v0": "doors"}
+
+
+def env_presets(module: Any) -> dict[str, str]:
+    """{environment id: preset} for the environments whose preset the agent module has (`ENV_PRESETS`)."""
+    return {env_id: preset for env_id, preset in ENV_PRESETS.items() if preset in module.PRESETS}
+
+
 def default_preset(module: Any, env_id: str) -> str:
     """The preset an agent uses on `env_id` when none is named, as RL Baselines3 Zoo picks hyperparameters by
-    environment: the agent module's `ENV_PRESETS` entry for the id, else its `DEFAULT_PRESET` (the one for
+    environment: the environment's preset (`env_presets`), else the module's `DEFAULT_PRESET` (the one for
     the MinAtar games)."""
-    return module.ENV_PRESETS.get(canonical_env_id(env_id), module.DEFAULT_PRESET)
+    return env_presets(module).get(canonical_env_id(env_id), module.DEFAULT_PRESET)
 
 
 def is_preset_file(preset: str) -> bool:

@@ -29,14 +29,13 @@ import optax
 
 from maxatar.prng import uniform_to_int
 from maxatar_agents import off_policy, program
+from maxatar_agents.configs import knob
 from maxatar_agents.networks import make_network
 from maxatar_agents.off_policy import Transition
-from maxatar_agents.program import Program, TrainResult, env_from_config
+from maxatar_agents.program import Program, env_from_config
 
 ALGORITHM = "dqn"
 DEFAULT_PRESET = "minatar"  # the MinAtar games
-# The preset by environment when none is named (`configs.default_preset`); DEFAULT_PRESET otherwise.
-ENV_PRESETS = {"maxatar/CartPole-v1": "cartpole", "maxatar/Doors-v0": "doors"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,18 +43,18 @@ class Config(off_policy.OffPolicyConfig):
     """Every knob of a run: the skeleton's (`off_policy.OffPolicyConfig`: environment, frames, replay, update
     schedule, network, evaluation), whose defaults are MinAtar's examples/dqn.py, and DQN's own below."""
 
-    epsilon_start: float = 1.0  # exploration rate when learning starts
-    epsilon_end: float = 0.1  # exploration rate after the decay
-    epsilon_frames: int = 100_000  # frames of linear decay, counted from learning_starts
-    n_step: int = 1  # n-step returns (1: MinAtar's one-step target); episode ends inside the n steps cut them
-    double_q: bool = False  # Double DQN target (van Hasselt et al., 2016): online argmax, target value
-    optimizer: str = "rmsprop"  # "rmsprop" (centred, as the reference) or "adam"
-    lr: float = 2.5e-4  # step size
-    lr_decay: bool = False  # decay the step size linearly to 0 over the run (the reference keeps it fixed)
-    rms_decay: float = 0.95  # RMSProp's decay of the squared-gradient average
-    rms_eps: float = 0.01  # RMSProp's epsilon (outside the square root)
-    adam_eps: float = 1e-8  # Adam's epsilon
-    max_grad_norm: float = 0.0  # 0: no clipping (the reference does not clip)
+    epsilon_start: float = knob(1.0, "exploration rate when learning starts")
+    epsilon_end: float = knob(0.1, "exploration rate after the decay")
+    epsilon_frames: int = knob(100_000, "frames of linear decay, counted from learning_starts")
+    n_step: int = knob(1, "n-step returns (1: MinAtar's one-step target); episode ends inside the n steps cut them")
+    double_q: bool = knob(False, "Double DQN target (van Hasselt et al., 2016): online argmax, target value")
+    optimizer: str = knob("rmsprop", '"rmsprop" (centred, as the reference) or "adam"')
+    lr: float = knob(2.5e-4, "step size")
+    lr_decay: bool = knob(False, "decay the step size linearly to 0 over the run (the reference keeps it fixed)")
+    rms_decay: float = knob(0.95, "RMSProp's decay of the squared-gradient average")
+    rms_eps: float = knob(0.01, "RMSProp's epsilon (outside the square root)")
+    adam_eps: float = knob(1e-8, "Adam's epsilon")
+    max_grad_norm: float = knob(0.0, "0: no clipping (the reference does not clip)")
 
     def __post_init__(self):
         """The skeleton's checks, then DQN's."""
@@ -100,6 +99,16 @@ PRESETS: dict[str, dict[str, Any]] = {
     ),
 }
 # fmt: on
+
+# What `python -m maxatar_agents.sweep` searches by default (`sweep.load_space`).
+SEARCH_SPACE: dict[str, dict[str, Any]] = {
+    "lr": {"low": 1e-4, "high": 3e-3, "log": True},
+    "gamma": {"low": 0.95, "high": 0.999},
+    "batch_size": {"choices": [32, 64, 128]},
+    "target_update_every": {"choices": [1, 32, 128, 512]},
+    "n_step": {"low": 1, "high": 5},
+    "epsilon_end": {"low": 0.01, "high": 0.1},
+}
 
 
 def td_loss(
@@ -156,7 +165,7 @@ def make_program(config: Config) -> Program:
     env, env_params = env_from_config(config)
     network = make_network(env, config.hidden, config.conv_features)
     optimizer = make_optimizer(config)
-    loss_fn = functools.partial(td_loss, q_values=network.apply, gamma=config.gamma, double_q=config.double_q)
+    loss_fn = program.bind_config(td_loss, config, "gamma", "double_q", q_values=network.apply)
     start = off_policy.first_update_step(config)
 
     def epsilon(t: jax.Array) -> jax.Array:
@@ -174,18 +183,16 @@ def make_program(config: Config) -> Program:
         """The greedy policy (any leading batch axes): what evaluation plays, and what exploration deviates from."""
         return network.apply(params, obs).argmax(axis=-1).astype(jnp.int32)
 
-    def explore(learner: Learner, obs: jax.Array, uniforms: jax.Array, t: jax.Array) -> jax.Array:
+    def explore(learner: Learner, obs: jax.Array, uniforms: jax.Array, t: jax.Array):
         """Epsilon-greedy: the first uniform decides whether to explore, the second picks the random action."""
         random_action = uniform_to_int(uniforms[:, 1], 0, env.num_actions)
-        return jnp.where(uniforms[:, 0] < epsilon(t), random_action, act(learner.params, obs)).astype(jnp.int32)
+        return jnp.where(uniforms[:, 0] < epsilon(t), random_action, act(learner.params, obs)).astype(jnp.int32), ()
 
     def update(learner: Learner, sequence: Transition, number: jax.Array):
         """One gradient step on a uniform sample, then the target update."""
-        (loss, q_mean), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-            learner.params, learner.target_params, sequence
+        (loss, q_mean), params, opt_state = program.gradient_update(
+            loss_fn, optimizer, learner.params, learner.opt_state, learner.target_params, sequence
         )
-        updates, opt_state = optimizer.update(grads, learner.opt_state, learner.params)
-        params = optax.apply_updates(learner.params, updates)
         target_params = off_policy.update_target(params, learner.target_params, number, config)
         return Learner(params, target_params, opt_state), (loss, q_mean)
 
@@ -194,26 +201,13 @@ def make_program(config: Config) -> Program:
         loss, q_mean = mean_logs
         return {"loss": loss, "q_mean": q_mean, "epsilon": epsilon(t_end - 1)}
 
-    agent = off_policy.OffPolicyAgent(
-        sequence_length=config.n_step + 1,
-        num_init_keys=1,
-        init=init,
-        explore=explore,
-        update=update,
-        report=report,
-        policy_field="params",
-        act=act,
+    agent = program.Agent(
+        init=init, explore=explore, learn=off_policy.Learning(config.n_step + 1, update), report=report, act=act
     )
     return off_policy.assemble(config, env, env_params, agent)
 
 
-def make_train(config: Config) -> Callable[[jax.Array], TrainResult]:
-    """`train(key) -> TrainResult`: the whole run, pure. `jax.jit(jax.vmap(train))(keys)` trains many seeds.
-
-    The final evaluation plays the greedy policy of the last params, or with `keep_best` of the params that
-    evaluated best after an interval.
-    """
-    return program.make_train(make_program(config))
+make_train = program.make_train_for(make_program)
 
 
 if __name__ == "__main__":

@@ -1,17 +1,18 @@
 """The skeleton every off-policy agent here shares: act, step the environments, store the step in a replay
 buffer, and every `train_every` vector steps after `learning_starts` frames, update on a uniform sample.
 
-An algorithm describes only what is its own in an `OffPolicyAgent` (its learner, how it initialises, acts and
-updates, what it logs); `assemble` wraps that in the loop below and returns the `Program` that
-`program.make_train` and the runner run. The loop draws all of a step's randomness at once, so the acting
-rule gets two uniforms per environment and the environments the rest, and it passes only the learner's part
-of the state through the `lax.cond` that decides whether to update: the buffer is read, never returned, so
-the compiler need not copy it.
+An algorithm describes only what is its own in a `program.Agent` (its learner, how it initialises, acts, what it
+logs) whose `learn` is a `Learning` (how it updates on a sampled batch); `assemble` wraps that in the loop below
+and returns the `Program` that `program.make_train` and the runner run. The step itself (one uniform block: the
+acting rule's uniforms, then the environments') is `program.stepper`'s, which the on-policy skeleton shares. The
+loop passes only the learner's part of the state through the `lax.cond` that decides whether to update: the
+buffer is read, never returned, so the compiler need not copy it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -21,12 +22,17 @@ import jax.numpy as jnp
 import optax
 
 from maxatar.core import Environment, EnvParams
-from maxatar.episode import AutoReset
-from maxatar.prng import uniform
-from maxatar_agents.evaluation import episode_stats_update
-from maxatar_agents.program import NetworkConfig, Program, TrainState, build, initial_state, reset_envs, schedule
-
-ACT_UNIFORMS = 2  # uniforms per environment and step that the acting rule may use
+from maxatar_agents.configs import knob
+from maxatar_agents.program import (
+    Agent,
+    NetworkConfig,
+    Program,
+    TrainState,
+    build,
+    schedule,
+    start,
+    stepper,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,12 +41,12 @@ class OffPolicyConfig(NetworkConfig):
     defaults): a neural run's (`program.NetworkConfig`), whose defaults are MinAtar's DQN scale, then replay
     and the update schedule."""
 
-    buffer_size: int = 100_000  # transitions kept (split evenly between the environments)
-    learning_starts: int = 5_000  # frames of uniformly random play before the first update
-    batch_size: int = 32  # transitions per update
-    train_every: int = 1  # vector steps between two updates
-    target_update_every: int = 1_000  # updates between target updates
-    tau: float = 1.0  # target <- tau * online + (1 - tau) * target (1: a hard copy, as MinAtar's DQN)
+    buffer_size: int = knob(100_000, "transitions kept (split evenly between the environments)")
+    learning_starts: int = knob(5_000, "frames of uniformly random play before the first update")
+    batch_size: int = knob(32, "transitions per update")
+    train_every: int = knob(1, "vector steps between two updates")
+    target_update_every: int = knob(1_000, "updates between target updates")
+    tau: float = knob(1.0, "target <- tau * online + (1 - tau) * target (1: a hard copy, as MinAtar's DQN)")
 
     def __post_init__(self):
         """Also: random play long enough to fill a batch."""
@@ -83,32 +89,27 @@ def n_step_target(sequence: Transition, next_q: jax.Array, gamma: float) -> tupl
     return target, ~cut_by_truncation
 
 
-class OffPolicyAgent(NamedTuple):
-    """What an algorithm adds to the skeleton: its learner (a NamedTuple of what its updates change, which the
-    shared `program.TrainState` carries as `learner`) and these functions.
+class Learning(NamedTuple):
+    """The off-policy skeleton's learning hooks in an agent (`program.Agent.learn`).
 
-    init(keys, obs) -> learner, from `num_init_keys` keys and the first observations;
-    explore(learner, obs, uniforms, t) -> actions, the behaviour policy at global vector step t, given
-        `ACT_UNIFORMS` uniforms per environment;
     update(learner, batch, number) -> (learner, logs), one update on a sampled batch of runs of
         `sequence_length` steps (Transition fields shaped (batch, sequence_length, ...)); `number` counts
-        updates so far, this one included; logs is a pytree of arrays averaged over the interval's updates;
-    report(learner, mean_logs, t_end) -> metrics to log after an interval; t_end counts vector steps;
-    act(params, obs) -> actions, the evaluation policy, whose params are the learner's `policy_field`
-        (with `keep_best`, the shared code keeps the best of them in `best_params` and evaluates those);
-    sample(params, obs, key) -> actions drawn from the policy, for an agent whose policy is a distribution
-        (None otherwise): its evaluation is reported beside `act`'s.
+        updates so far, this one included; logs is a pytree of arrays averaged over the interval's updates.
     """
 
     sequence_length: int
-    num_init_keys: int
-    init: Callable
-    explore: Callable
     update: Callable
-    report: Callable
-    policy_field: str
-    act: Callable
-    sample: Callable | None = None
+
+
+def OffPolicyAgent(
+    sequence_length, num_init_keys, init, explore, update, report, policy_field, act, sample=None
+) -> Agent:
+    """Deprecated: an agent in the hooks of earlier versions, when this was a class (and `explore` returned the
+    actions alone)."""
+    warnings.warn("OffPolicyAgent is now program.Agent(learn=off_policy.Learning(...))", DeprecationWarning, 2)
+    with_extras = lambda *args: (explore(*args), ())
+    learn = Learning(sequence_length, update)
+    return Agent(init, with_extras, learn, report, act, policy_field, num_init_keys, sample)
 
 
 def first_update_step(config: OffPolicyConfig) -> int:
@@ -133,35 +134,34 @@ def update_target(online: Any, target: Any, number: jax.Array, config: OffPolicy
     )
 
 
-def assemble(config: OffPolicyConfig, env: Environment, env_params: EnvParams, agent: OffPolicyAgent) -> Program:
+def assemble(config: OffPolicyConfig, env: Environment, env_params: EnvParams, agent: Agent) -> Program:
     """The pure pieces of a run of `agent` (see `program.Program`): init, interval, evaluate."""
-    stepper = AutoReset(env)
-    batched_step = jax.vmap(stepper.step_from_uniforms, in_axes=(0, 0, 0, None))
+    step = stepper(agent, env, env_params, config.num_envs)
     sched = schedule(config.total_steps, config.log_points, config.num_envs)
-    start = first_update_step(config)
+    start_step = first_update_step(config)
+    sequence_length = agent.learn.sequence_length
     # Runs of `sequence_length` consecutive steps of one environment (length 2: flashbax's flat buffer).
     buffer = fbx.make_trajectory_buffer(
         max_length_time_axis=config.buffer_size // config.num_envs,
-        min_length_time_axis=max(config.batch_size // config.num_envs + 1, agent.sequence_length),
+        min_length_time_axis=max(config.batch_size // config.num_envs + 1, sequence_length),
         add_batch_size=config.num_envs,
         sample_batch_size=config.batch_size,
-        sample_sequence_length=agent.sequence_length,
+        sample_sequence_length=sequence_length,
         period=1,
     )
 
+    def empty_buffer(obs: jax.Array):
+        return buffer.init(Transition(obs[0], jnp.int32(0), jnp.float32(0), jnp.bool_(False), jnp.bool_(False)))
+
     def init(key: jax.Array) -> TrainState:
         """The agent's learner, fresh environments and an empty buffer."""
-        key, *init_keys, env_key = jax.random.split(key, 2 + agent.num_init_keys)
-        obs, env_state = reset_envs(env, env_params, env_key, config.num_envs)
-        example = Transition(obs[0], jnp.int32(0), jnp.float32(0), jnp.bool_(False), jnp.bool_(False))
-        learner = agent.init(init_keys, obs)
-        return initial_state(learner, agent.policy_field, buffer.init(example), env_state, obs, key)
+        return start(agent, env, env_params, config.num_envs, key, buffer=empty_buffer)
 
     def learn(learner, buffer_state, t: jax.Array, key: jax.Array):
         """The agent's update on a uniform sample of the buffer."""
         batch = buffer.sample(buffer_state, key).experience
-        number = (t - start) // config.train_every + 1  # updates so far, this one included
-        return agent.update(learner, batch, number)
+        number = (t - start_step) // config.train_every + 1  # updates so far, this one included
+        return agent.learn.update(learner, batch, number)
 
     def skip(learner, buffer_state, t: jax.Array, key: jax.Array):
         """No update at this step: the learner unchanged and zero logs of the update's shapes."""
@@ -171,20 +171,11 @@ def assemble(config: OffPolicyConfig, env: Environment, env_params: EnvParams, a
     def env_step(state: TrainState, t: jax.Array):
         """One vector step at global step `t` (unbatched, so `lax.cond` on it stays a branch under vmap)."""
         key, step_key, update_key = jax.random.split(state.key, 3)
-        uniforms = uniform(step_key, (config.num_envs, ACT_UNIFORMS + stepper.num_uniforms))
-        action = agent.explore(state.learner, state.obs, uniforms[:, :ACT_UNIFORMS], t)
-        obs, env_state, reward, terminated, truncated, _ = batched_step(
-            uniforms[:, ACT_UNIFORMS:], state.env_state, action, env_params
-        )
-        stored = Transition(state.obs, action, reward, terminated, truncated)
-        state = state._replace(
-            buffer=buffer.add(state.buffer, jax.tree.map(lambda x: x[:, None], stored)),  # a time axis of 1
-            env_state=env_state,
-            obs=obs,
-            stats=episode_stats_update(state.stats, reward, terminated | truncated),
-            key=key,
-        )
-        learned = (t >= start) & ((t - start) % config.train_every == 0)
+        state, seen = step(state, step_key, t)
+        stored = Transition(seen.obs, seen.action, seen.reward, seen.terminated, seen.truncated)
+        # A time axis of 1 on what the buffer adds.
+        state = state._replace(buffer=buffer.add(state.buffer, jax.tree.map(lambda x: x[:, None], stored)), key=key)
+        learned = (t >= start_step) & ((t - start_step) % config.train_every == 0)
         learner, logs = jax.lax.cond(learned, learn, skip, state.learner, state.buffer, t, update_key)
         return state._replace(learner=learner), (logs, learned)
 

@@ -3,11 +3,12 @@ policy (a rollout), the agent turns the rollout into per-sample training targets
 passes over them in `num_minibatches` shuffled minibatches, and the rollout is thrown away. There is no
 replay buffer, so memory does not grow with the run and many environments are cheap.
 
-An algorithm describes only what is its own in an `OnPolicyAgent` (its network's initial params, how it
-acts, how a rollout becomes targets, its loss, what it logs); the learner (params and Adam's state) and the
-gradient step are the skeleton's, the training state the shared `program.TrainState`; `assemble` wraps that
-in the loop below and returns the `Program` that `program.make_train` and the runner run. A logging interval
-is a whole number of rollout-and-update iterations, so the interval's start `t0` counts iterations.
+An algorithm describes only what is its own in a `program.Agent` (its network's initial params, how it acts, what
+it logs) whose `learn` is a `Learning` (how a rollout becomes targets, its loss); the learner (params and Adam's
+state) and the gradient step are the skeleton's, the step (`program.stepper`) and the training state
+(`program.TrainState`) those of every neural agent; `assemble` wraps that in the loop below and returns the
+`Program` that `program.make_train` and the runner run. A logging interval is a whole number of
+rollout-and-update iterations, so the interval's start `t0` counts iterations.
 
 Episodes that end by a time limit are treated as ended, without bootstrapping from the state the limit cut
 (as CleanRL's and PureJaxRL's PPO do): with auto-reset, the rollout's next observation is already the next
@@ -17,6 +18,7 @@ episode's first.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -25,21 +27,20 @@ import jax.numpy as jnp
 import optax
 
 from maxatar.core import Environment, EnvParams
-from maxatar.episode import AutoReset
-from maxatar.prng import uniform
-from maxatar_agents.evaluation import episode_stats_update
+from maxatar_agents.configs import knob
 from maxatar_agents.program import (
+    Agent,
     NetworkConfig,
     Program,
+    Step,
     TrainState,
     build,
     clip_then,
-    initial_state,
-    reset_envs,
+    gradient_update,
     schedule,
+    start,
+    stepper,
 )
-
-ACT_UNIFORMS = 2  # uniforms per environment and step that the acting rule may use
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,15 +50,15 @@ class OnPolicyConfig(NetworkConfig):
     default, then the rollout, its epochs and minibatches, and Adam. A logging interval is a whole number of
     rollouts."""
 
-    num_envs: int = 64  # environments stepped together (vmap) per seed
-    hidden: tuple[int, ...] = (64,)  # dense layers after the observation encoder
-    num_steps: int = 32  # steps of every environment per rollout (one rollout feeds one update)
-    num_epochs: int = 2  # passes over each rollout
-    num_minibatches: int = 4  # minibatches per pass (num_envs * num_steps must be a multiple)
-    lr: float = 3e-4  # Adam step size
-    lr_decay: bool = True  # decay the step size linearly to 0 over the run
-    adam_eps: float = 1e-5  # Adam's epsilon
-    max_grad_norm: float = 0.5  # gradient clipping by global norm (0: none)
+    num_envs: int = knob(64, "environments stepped together (vmap) per seed")
+    hidden: tuple[int, ...] = knob((64,), "dense layers after the observation encoder")
+    num_steps: int = knob(32, "steps of every environment per rollout (one rollout feeds one update)")
+    num_epochs: int = knob(2, "passes over each rollout")
+    num_minibatches: int = knob(4, "minibatches per pass (num_envs * num_steps must be a multiple)")
+    lr: float = knob(3e-4, "Adam step size")
+    lr_decay: bool = knob(True, "decay the step size linearly to 0 over the run")
+    adam_eps: float = knob(1e-5, "Adam's epsilon")
+    max_grad_norm: float = knob(0.5, "gradient clipping by global norm (0: none)")
 
     def __post_init__(self):
         """Also: minibatches that split a rollout evenly."""
@@ -69,16 +70,7 @@ class OnPolicyConfig(NetworkConfig):
             )
 
 
-class Rollout(NamedTuple):
-    """One rollout, every field shaped (num_steps, num_envs, ...): what each environment saw and did, and the
-    agent's own per-step outputs (`extras`, e.g. PPO's log-probabilities and values)."""
-
-    obs: jax.Array
-    action: jax.Array
-    reward: jax.Array
-    terminated: jax.Array
-    truncated: jax.Array
-    extras: Any
+Rollout = Step  # a rollout: `program.Step`s stacked, every field shaped (num_steps, num_envs, ...)
 
 
 class Learner(NamedTuple):
@@ -88,30 +80,30 @@ class Learner(NamedTuple):
     opt_state: Any
 
 
-class OnPolicyAgent(NamedTuple):
-    """What an algorithm adds to the skeleton: one network and its loss.
+class Learning(NamedTuple):
+    """The on-policy skeleton's learning hooks in an agent (`program.Agent.learn`).
 
-    init_params(key, obs) -> params of the network, from a key and the first observations;
-    explore(learner, obs, uniforms, t) -> (actions, extras), the behaviour policy at global vector step t,
-        given `ACT_UNIFORMS` uniforms per environment; extras go into the rollout;
     targets(params, rollout, last_obs) -> samples, a pytree whose leaves lead with (num_steps, num_envs):
         what the minibatch steps train on (e.g. advantages and returns);
     loss(params, samples) -> (loss, aux), the loss of a minibatch of samples (leaves lead with the
-        minibatch axis) and what to log about it;
-    report(learner, mean_logs, t_end) -> metrics to log after an interval, from the (loss, aux) averaged
-        over the interval's gradient steps; t_end counts vector steps;
-    act(params, obs) -> actions, the evaluation policy (its params are the learner's `params`);
-    sample(params, obs, key) -> actions drawn from the policy, for a policy that is a distribution (None
-        otherwise): its evaluation is reported beside `act`'s.
+        minibatch axis) and what to log about it; the agent's `report` gets the (loss, aux) averaged over the
+        interval's gradient steps.
     """
 
-    init_params: Callable
-    explore: Callable
     targets: Callable
     loss: Callable
-    report: Callable
-    act: Callable
-    sample: Callable | None = None
+
+
+def network_init(network: Any) -> Callable:
+    """An on-policy agent's `init(keys, obs)`: its one network's params, from the first key."""
+    return lambda keys, obs: network.init(keys[0], obs)
+
+
+def OnPolicyAgent(init_params, explore, targets, loss, report, act, sample=None) -> Agent:
+    """Deprecated: an agent in the hooks of earlier versions, when this was a class."""
+    warnings.warn("OnPolicyAgent is now program.Agent(learn=on_policy.Learning(...))", DeprecationWarning, 2)
+    init = lambda keys, obs: init_params(keys[0], obs)
+    return Agent(init, explore, Learning(targets, loss), report, act, sample=sample)
 
 
 def num_gradient_steps(config: OnPolicyConfig) -> int:
@@ -133,38 +125,29 @@ def sample_categorical(logits: jax.Array, u: jax.Array) -> jax.Array:
     return jnp.minimum(jnp.sum(cdf < u[..., None], axis=-1), logits.shape[-1] - 1).astype(jnp.int32)
 
 
-def assemble(config: OnPolicyConfig, env: Environment, env_params: EnvParams, agent: OnPolicyAgent) -> Program:
+def assemble(config: OnPolicyConfig, env: Environment, env_params: EnvParams, agent: Agent) -> Program:
     """The pure pieces of a run of `agent` (see `program.Program`): init, interval, evaluate."""
     optimizer = make_optimizer(config)
-    stepper = AutoReset(env)
-    batched_step = jax.vmap(stepper.step_from_uniforms, in_axes=(0, 0, 0, None))
+    step = stepper(agent, env, env_params, config.num_envs)
     sched = schedule(config.total_steps, config.log_points, config.num_envs * config.num_steps)
     batch = config.num_envs * config.num_steps
 
     def init(key: jax.Array) -> TrainState:
         """The network and Adam's state, and fresh environments (no buffer)."""
-        key, params_key, env_key = jax.random.split(key, 3)
-        obs, env_state = reset_envs(env, env_params, env_key, config.num_envs)
-        params = agent.init_params(params_key, obs)
-        return initial_state(Learner(params, optimizer.init(params)), "params", (), env_state, obs, key)
+        return start(agent, env, env_params, config.num_envs, key, learner=lambda p: Learner(p, optimizer.init(p)))
 
     def env_step(state: TrainState, t: jax.Array):
         """One vector step at global vector step `t` with the behaviour policy."""
         key, step_key = jax.random.split(state.key)
-        uniforms = uniform(step_key, (config.num_envs, ACT_UNIFORMS + stepper.num_uniforms))
-        action, extras = agent.explore(state.learner, state.obs, uniforms[:, :ACT_UNIFORMS], t)
-        obs, env_state, reward, terminated, truncated, _ = batched_step(
-            uniforms[:, ACT_UNIFORMS:], state.env_state, action, env_params
-        )
-        seen = Rollout(state.obs, action, reward, terminated, truncated, extras)
-        stats = episode_stats_update(state.stats, reward, terminated | truncated)
-        return state._replace(env_state=env_state, obs=obs, stats=stats, key=key), seen
+        state, seen = step(state, step_key, t)
+        return state._replace(key=key), seen
 
     def gradient_step(learner: Learner, samples):
         """One Adam step on the loss of a minibatch; logs the loss and the agent's aux."""
-        (loss, aux), grads = jax.value_and_grad(agent.loss, has_aux=True)(learner.params, samples)
-        updates, opt_state = optimizer.update(grads, learner.opt_state, learner.params)
-        return Learner(optax.apply_updates(learner.params, updates), opt_state), (loss, aux)
+        logs, params, opt_state = gradient_update(
+            agent.learn.loss, optimizer, learner.params, learner.opt_state, samples
+        )
+        return Learner(params, opt_state), logs
 
     def epoch(carry, _):
         """One pass over the samples in a fresh random order, `num_minibatches` gradient steps."""
@@ -179,7 +162,7 @@ def assemble(config: OnPolicyConfig, env: Environment, env_params: EnvParams, ag
         """Rollout number `i`: play it, compute its targets, train on them."""
         numbers = i * config.num_steps + jnp.arange(config.num_steps, dtype=jnp.int32)
         state, rollout = jax.lax.scan(env_step, state, numbers)
-        samples = agent.targets(state.learner.params, rollout, state.obs)
+        samples = agent.learn.targets(state.learner.params, rollout, state.obs)
         flat = jax.tree.map(lambda x: x.reshape(batch, *x.shape[2:]), samples)
         key, epochs_key = jax.random.split(state.key)
         (learner, _, _), logs = jax.lax.scan(epoch, (state.learner, flat, epochs_key), None, length=config.num_epochs)

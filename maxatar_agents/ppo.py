@@ -26,14 +26,13 @@ import jax
 import jax.numpy as jnp
 
 from maxatar_agents import on_policy, program
+from maxatar_agents.configs import knob
 from maxatar_agents.networks import make_actor_critic
 from maxatar_agents.on_policy import Rollout
-from maxatar_agents.program import Program, TrainResult, env_from_config
+from maxatar_agents.program import Program, env_from_config
 
 ALGORITHM = "ppo"
 DEFAULT_PRESET = "minatar"  # the MinAtar games
-# The preset by environment when none is named (`configs.default_preset`); DEFAULT_PRESET otherwise.
-ENV_PRESETS = {"maxatar/CartPole-v1": "cartpole", "maxatar/Doors-v0": "doors"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,12 +40,12 @@ class Config(on_policy.OnPolicyConfig):
     """Every knob of a run: the skeleton's (`on_policy.OnPolicyConfig`: environment, frames, rollout size,
     epochs and minibatches, Adam, network, evaluation) and PPO's own."""
 
-    gae_lambda: float = 0.95  # GAE's lambda: 0 is one-step TD, 1 is the Monte Carlo return
-    clip_eps: float = 0.2  # the policy ratio is clipped to [1 - clip_eps, 1 + clip_eps]
-    clip_value: bool = True  # clip the value's change per update the same way (PPO2's value loss)
-    ent_coef: float = 0.01  # weight of the entropy bonus
-    vf_coef: float = 0.5  # weight of the value loss
-    activation: str = "tanh"  # of the policy's and value's hidden layers: "tanh" or "relu"
+    gae_lambda: float = knob(0.95, "GAE's lambda: 0 is one-step TD, 1 is the Monte Carlo return")
+    clip_eps: float = knob(0.2, "the policy ratio is clipped to [1 - clip_eps, 1 + clip_eps]")
+    clip_value: bool = knob(True, "clip the value's change per update the same way (PPO2's value loss)")
+    ent_coef: float = knob(0.01, "weight of the entropy bonus")
+    vf_coef: float = knob(0.5, "weight of the value loss")
+    activation: str = knob("tanh", "of the policy's and value's hidden layers: 'tanh' or 'relu'")
 
 
 # A preset's settings go on a few lines by theme (run, rollout and epochs, objective, network).
@@ -78,6 +77,16 @@ PRESETS: dict[str, dict[str, Any]] = {
     ),
 }
 # fmt: on
+
+# What `python -m maxatar_agents.sweep` searches by default (`sweep.load_space`).
+SEARCH_SPACE: dict[str, dict[str, Any]] = {
+    "lr": {"low": 1e-4, "high": 3e-3, "log": True},
+    "gamma": {"low": 0.95, "high": 0.999},
+    "gae_lambda": {"low": 0.8, "high": 0.99},
+    "clip_eps": {"low": 0.1, "high": 0.3},
+    "ent_coef": {"low": 1e-4, "high": 0.05, "log": True},
+    "num_epochs": {"low": 1, "high": 8},
+}
 
 
 def gae(rollout: Rollout, values: jax.Array, last_value: jax.Array, gamma: float, lam: float):
@@ -147,13 +156,8 @@ def make_program(config: Config) -> Program:
     compiled code."""
     env, env_params = env_from_config(config)
     network = make_actor_critic(env, config.hidden, config.conv_features, config.activation)
-    loss_fn = functools.partial(
-        ppo_loss,
-        apply=network.apply,
-        clip_eps=config.clip_eps,
-        clip_value=config.clip_value,
-        vf_coef=config.vf_coef,
-        ent_coef=config.ent_coef,
+    loss_fn = program.bind_config(
+        ppo_loss, config, "clip_eps", "clip_value", "vf_coef", "ent_coef", apply=network.apply
     )
 
     def act(params, obs: jax.Array) -> jax.Array:
@@ -181,21 +185,12 @@ def make_program(config: Config) -> Program:
         """An action drawn from the policy (any leading batch axes): the sampled evaluation."""
         return jax.random.categorical(key, network.apply(params, obs)[0]).astype(jnp.int32)
 
-    agent = on_policy.OnPolicyAgent(
-        init_params=network.init,
-        explore=explore,
-        targets=targets,
-        loss=loss_fn,
-        report=report,
-        act=act,
-        sample=sample,
-    )
+    learning = on_policy.Learning(targets, loss_fn)
+    agent = program.Agent(on_policy.network_init(network), explore, learning, report, act, sample=sample)
     return on_policy.assemble(config, env, env_params, agent)
 
 
-def make_train(config: Config) -> Callable[[jax.Array], TrainResult]:
-    """`train(key) -> TrainResult`: the whole run, pure. `jax.jit(jax.vmap(train))(keys)` trains many seeds."""
-    return program.make_train(make_program(config))
+make_train = program.make_train_for(make_program)
 
 
 if __name__ == "__main__":

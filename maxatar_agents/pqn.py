@@ -31,14 +31,13 @@ import jax.numpy as jnp
 
 from maxatar.prng import uniform_to_int
 from maxatar_agents import on_policy, program
+from maxatar_agents.configs import knob
 from maxatar_agents.networks import make_network
 from maxatar_agents.on_policy import Rollout
-from maxatar_agents.program import Program, TrainResult, env_from_config
+from maxatar_agents.program import Program, env_from_config
 
 ALGORITHM = "pqn"
 DEFAULT_PRESET = "minatar"  # the MinAtar games
-# The preset by environment when none is named (`configs.default_preset`); DEFAULT_PRESET otherwise.
-ENV_PRESETS = {"maxatar/CartPole-v1": "cartpole", "maxatar/Doors-v0": "doors"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,11 +54,11 @@ class Config(on_policy.OnPolicyConfig):
     adam_eps: float = 1e-8
     max_grad_norm: float = 10.0
     hidden: tuple[int, ...] = (128,)
-    q_lambda: float = 0.65  # lambda of the Q(lambda) returns: 0 is one-step Q-learning
-    epsilon_start: float = 1.0  # exploration rate at the start
-    epsilon_end: float = 0.05  # exploration rate after the decay
-    epsilon_fraction: float = 0.1  # fraction of the run's frames over which epsilon decays linearly
-    reward_scale: float = 1.0  # rewards are multiplied by this before the returns (the logged returns are not)
+    q_lambda: float = knob(0.65, "lambda of the Q(lambda) returns: 0 is one-step Q-learning")
+    epsilon_start: float = knob(1.0, "exploration rate at the start")
+    epsilon_end: float = knob(0.05, "exploration rate after the decay")
+    epsilon_fraction: float = knob(0.1, "fraction of the run's frames over which epsilon decays linearly")
+    reward_scale: float = knob(1.0, "rewards are multiplied by this before the returns (the logged returns are not)")
 
 
 # A preset's settings go on a few lines by theme (run, rollout and epochs, exploration and returns, network).
@@ -88,6 +87,15 @@ PRESETS: dict[str, dict[str, Any]] = {
     ),
 }
 # fmt: on
+
+# What `python -m maxatar_agents.sweep` searches by default (`sweep.load_space`).
+SEARCH_SPACE: dict[str, dict[str, Any]] = {
+    "lr": {"low": 1e-4, "high": 3e-3, "log": True},
+    "gamma": {"low": 0.95, "high": 0.999},
+    "q_lambda": {"low": 0.5, "high": 0.99},
+    "epsilon_fraction": {"low": 0.05, "high": 0.5},
+    "num_epochs": {"low": 1, "high": 4},
+}
 
 
 def q_lambda_returns(rollout: Rollout, next_max_q: jax.Array, gamma: float, lam: float, reward_scale: float):
@@ -159,20 +167,11 @@ def make_program(config: Config) -> Program:
         mean_loss, mean_q = mean_logs
         return {"loss": mean_loss, "q_mean": mean_q, "epsilon": epsilon(t_end - 1)}
 
-    agent = on_policy.OnPolicyAgent(
-        init_params=network.init,
-        explore=explore,
-        targets=targets,
-        loss=loss_fn,
-        report=report,
-        act=act,
-    )
+    agent = program.Agent(on_policy.network_init(network), explore, on_policy.Learning(targets, loss_fn), report, act)
     return on_policy.assemble(config, env, env_params, agent)
 
 
-def make_train(config: Config) -> Callable[[jax.Array], TrainResult]:
-    """`train(key) -> TrainResult`: the whole run, pure. `jax.jit(jax.vmap(train))(keys)` trains many seeds."""
-    return program.make_train(make_program(config))
+make_train = program.make_train_for(make_program)
 
 
 if __name__ == "__main__":

@@ -17,10 +17,13 @@ import optax
 
 import maxatar
 from maxatar.core import Environment, EnvParams
-from maxatar_agents.configs import ConfigError, check_fields
+from maxatar.episode import AutoReset
+from maxatar.prng import uniform
+from maxatar_agents.configs import ConfigError, check_fields, knob
 from maxatar_agents.evaluation import (
     EpisodeStats,
     episode_stats_init,
+    episode_stats_update,
     evaluate,
     keep_best,
     play_episodes,
@@ -34,16 +37,19 @@ class RunConfig:
     evaluation. `NetworkConfig` adds a network's; each agent's `Config` adds its own (and may give other
     defaults). Frames count environment steps of one seed over all its vectorised environments."""
 
-    env_id: str = "maxatar/Breakout-v0"  # environment id (`--env` for short)
-    total_steps: int = 5_000_000  # frames per seed (rounded up to whole logging intervals)
-    num_envs: int = 1  # environments stepped together (vmap) per seed
-    gamma: float = 0.99  # discount
-    sticky_action_prob: float | None = None  # None: the environment's default (0.1 for MinAtar games)
-    difficulty_ramping: bool | None = None  # None: the environment's default (on)
-    env_setting: str = "minatar"  # a paper's MinAtar setting (`maxatar.settings`): "minatar", "gymnax" or "pgx"
-    log_points: int = 100  # logged points over the run; also the unit of resumable chunks
-    eval_episodes: int = 100  # final evaluation of the trained policy, all episodes in parallel
-    eval_max_steps: int = 10_000  # safety cap on an evaluation episode's length
+    env_id: str = knob("maxatar/Breakout-v0", "environment id (`--env` for short)")
+    total_steps: int = knob(5_000_000, "frames per seed (rounded up to whole logging intervals)")
+    num_envs: int = knob(1, "environments stepped together (vmap) per seed")
+    gamma: float = knob(0.99, "discount")
+    sticky_action_prob: float | None = knob(None, "None: the environment's default (0.1 for MinAtar games)")
+    difficulty_ramping: bool | None = knob(None, "None: the environment's default (on)")
+    env_setting: str = knob(
+        "minatar",
+        "a paper's MinAtar setting (`maxatar.settings`): 'minatar', 'gymnax' or 'pgx'",
+    )
+    log_points: int = knob(100, "logged points over the run; also the unit of resumable chunks")
+    eval_episodes: int = knob(100, "final evaluation of the trained policy, all episodes in parallel")
+    eval_max_steps: int = knob(10_000, "safety cap on an evaluation episode's length")
 
     def __post_init__(self):
         """Fail on a bad value before anything is written or compiled: every field's type and bounds, the
@@ -59,15 +65,17 @@ class NetworkConfig(RunConfig):
     from, and keeping the best evaluated params. `off_policy.OffPolicyConfig` and `on_policy.OnPolicyConfig`
     add their skeleton's."""
 
-    hidden: tuple[int, ...] = (128,)  # dense layers after the observation encoder
-    conv_features: int = 16  # filters of the MinAtar 3x3 convolution (MinAtar games only)
-    obs_type: str | None = None  # "rgb" or "grayscale": learn from the game's picture (`maxatar.pixels`)
-    obs_scale: int | None = None  # pixels per grid cell of the picture (None: 16 for the MinAtar games)
-    # Evaluate the evaluation policy after every logging interval and keep its best params (SB3's
-    # EvalCallback "best model") for the final evaluation, the checkpoint's policy and load_policy: a
-    # value-based learner's CartPole policy swings from interval to interval (DQN's and PQN's `cartpole`).
-    keep_best: bool = False
-    keep_best_episodes: int = 10  # episodes of each of those evaluations (all in parallel)
+    hidden: tuple[int, ...] = knob((128,), "dense layers after the observation encoder")
+    conv_features: int = knob(16, "filters of the MinAtar 3x3 convolution (MinAtar games only)")
+    obs_type: str | None = knob(None, "'rgb' or 'grayscale': learn from the game's picture (`maxatar.pixels`)")
+    obs_scale: int | None = knob(None, "pixels per grid cell of the picture (None: 16 for the MinAtar games)")
+    keep_best: bool = knob(
+        False,
+        "Evaluate the evaluation policy after every logging interval and keep its best params (SB3's EvalCallback "
+        "'best model') for the final evaluation, the checkpoint's policy and load_policy: a value-based learner's "
+        "CartPole policy swings from interval to interval (DQN's and PQN's `cartpole`).",
+    )
+    keep_best_episodes: int = knob(10, "episodes of each of those evaluations (all in parallel)")
 
 
 class Schedule(NamedTuple):
@@ -148,6 +156,85 @@ def initial_state(learner: Any, policy_field: str, buffer: Any, env_state: Any, 
     return tie_to_seed(state, key)
 
 
+ACT_UNIFORMS = 2  # uniforms per environment and step that an agent's acting rule may use
+
+
+class Agent(NamedTuple):
+    """What an algorithm adds to a skeleton (`off_policy.assemble`, `on_policy.assemble`): the same hooks, with
+    the same names and arguments, whichever skeleton runs them.
+
+    init(keys, obs) -> the learner (what the updates change), from `num_init_keys` keys and the first
+        observations; on-policy, the network's params, to which the skeleton adds its optimiser's state;
+    explore(learner, obs, uniforms, t) -> (actions, extras), the behaviour policy at global vector step t,
+        given `ACT_UNIFORMS` uniforms per environment; extras are what the skeleton keeps of the step besides
+        (on-policy, in the rollout: e.g. PPO's log-probabilities and values; off-policy, ());
+    learn: the skeleton's own learning hooks (`off_policy.Learning`, `on_policy.Learning`);
+    report(learner, mean_logs, t_end) -> metrics to log after an interval; t_end counts vector steps;
+    act(params, obs) -> actions, the evaluation policy, whose params are the learner's `policy_field` (with
+        `keep_best`, the shared code keeps the best of them in `best_params` and evaluates those);
+    sample(params, obs, key) -> actions drawn from the policy, for an agent whose policy is a distribution
+        (None otherwise): its evaluation is reported beside `act`'s.
+    """
+
+    init: Callable
+    explore: Callable
+    learn: Any
+    report: Callable
+    act: Callable
+    policy_field: str = "params"
+    num_init_keys: int = 1
+    sample: Callable | None = None
+
+
+class Step(NamedTuple):
+    """One vector step as the skeletons keep it (every field leading with the environments): what each
+    environment saw and did, and the agent's `extras`."""
+
+    obs: jax.Array
+    action: jax.Array
+    reward: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+    extras: Any
+
+
+def start(
+    agent: Agent,
+    env: Environment,
+    env_params: EnvParams,
+    num_envs: int,
+    key: jax.Array,
+    learner: Callable = lambda made: made,
+    buffer: Callable = lambda obs: (),
+) -> TrainState:
+    """A run's first state: the agent's `init` (made into the learner by `learner`), fresh environments and
+    the skeleton's `buffer(obs)` (none on-policy)."""
+    key, *init_keys, env_key = jax.random.split(key, 2 + agent.num_init_keys)
+    obs, env_state = reset_envs(env, env_params, env_key, num_envs)
+    made = learner(agent.init(init_keys, obs))
+    return initial_state(made, agent.policy_field, buffer(obs), env_state, obs, key)
+
+
+def stepper(agent: Agent, env: Environment, env_params: EnvParams, num_envs: int) -> Callable:
+    """`step(state, key, t) -> (state, Step)`: one vector step at global vector step t with the agent's
+    behaviour policy, from one uniform block drawn from `key` (the acting rule's `ACT_UNIFORMS` per environment,
+    then the environments'); the state moves to the next observations and episode statistics."""
+    auto = AutoReset(env)
+    batched_step = jax.vmap(auto.step_from_uniforms, in_axes=(0, 0, 0, None))
+
+    def step(state: TrainState, key: jax.Array, t: jax.Array) -> tuple[TrainState, Step]:
+        uniforms = uniform(key, (num_envs, ACT_UNIFORMS + auto.num_uniforms))
+        action, extras = agent.explore(state.learner, state.obs, uniforms[:, :ACT_UNIFORMS], t)
+        obs, env_state, reward, terminated, truncated, _ = batched_step(
+            uniforms[:, ACT_UNIFORMS:], state.env_state, action, env_params
+        )
+        seen = Step(state.obs, action, reward, terminated, truncated, extras)
+        stats = episode_stats_update(state.stats, reward, terminated | truncated)
+        return state._replace(env_state=env_state, obs=obs, stats=stats), seen
+
+    return step
+
+
 def build(
     config: Any,
     env: Environment,
@@ -213,6 +300,20 @@ def make_train(program: Program) -> Callable[[jax.Array], TrainResult]:
         return TrainResult(state, metrics, program.evaluate(state), sampled)
 
     return train
+
+
+def make_train_for(make_program: Callable[[Any], Program]) -> Callable[[Any], Callable[[jax.Array], TrainResult]]:
+    """An agent module's `make_train(config) -> train(key)`: the whole run of `make_program(config)`, pure;
+    `jax.jit(jax.vmap(train))(keys)` trains many seeds (with `keep_best`, the final evaluation plays the
+    params that evaluated best after an interval)."""
+
+    def agent_make_train(config: Any) -> Callable[[jax.Array], TrainResult]:
+        """`train(key) -> TrainResult`: the whole run, pure. `jax.jit(jax.vmap(train))(keys)` trains many seeds."""
+        return make_train(make_program(config))
+
+    agent_make_train.__name__ = agent_make_train.__qualname__ = "make_train"
+    agent_make_train.__module__ = make_program.__module__
+    return agent_make_train
 
 
 def env_kwargs(config: Any) -> dict[str, Any]:
@@ -317,3 +418,19 @@ def clip_then(max_grad_norm: Any, optimizer: optax.GradientTransformation) -> op
         limit = jnp.where(max_grad_norm > 0, max_grad_norm, jnp.inf)
         return optax.chain(optax.clip_by_global_norm(limit), optimizer)
     return optax.chain(optax.clip_by_global_norm(max_grad_norm), optimizer) if max_grad_norm > 0 else optimizer
+
+
+def bind_config(fn: Callable, config: Any, *fields: str, **kwargs: Any) -> Callable:
+    """`fn` with the config's `fields` bound as its keywords of the same names, and `kwargs` (the networks):
+    a loss with its hyperparameters."""
+    return functools.partial(fn, **kwargs, **{name: getattr(config, name) for name in fields})
+
+
+def gradient_update(
+    loss_fn: Callable, optimizer: optax.GradientTransformation, params: Any, opt_state: Any, *args: Any, has_aux=True
+) -> tuple[Any, Any, Any]:
+    """One optimiser step on `loss_fn(params, *args)`, the gradient step every agent takes (Brax's
+    `gradient_update_fn`): returns the loss (`(loss, aux)` with `has_aux`), the new params and optimiser state."""
+    value, grads = jax.value_and_grad(loss_fn, has_aux=has_aux)(params, *args)
+    updates, opt_state = optimizer.update(grads, opt_state, params)
+    return value, optax.apply_updates(params, updates), opt_state

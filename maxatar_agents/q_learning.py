@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -47,13 +46,11 @@ from maxatar.core import Environment, EnvParams, EnvState, Tabular
 from maxatar.episode import SAME_STEP, autoreset
 from maxatar.prng import materialize, threefry2x32
 from maxatar_agents import program
-from maxatar_agents.configs import FIELD_CHOICES, Bounds, ConfigError, check_fields
-from maxatar_agents.program import Program, TrainResult, final_evaluation, schedule, tie_to_seed
+from maxatar_agents.configs import FIELD_CHOICES, Bounds, ConfigError, check_fields, knob
+from maxatar_agents.program import Program, final_evaluation, schedule, tie_to_seed
 
 ALGORITHM = "q_learning"
 DEFAULT_PRESET = "doors"
-# The preset by environment when none is named (`configs.default_preset`); DEFAULT_PRESET otherwise.
-ENV_PRESETS = {"maxatar/Doors-v0": "doors"}
 METHODS = FIELD_CHOICES["method"]
 ROWS = 4  # uniforms per environment and step: action, sticky, the reset's two (double Q adds its coin)
 MODELS = FIELD_CHOICES["model"]
@@ -65,14 +62,17 @@ class Config(program.RunConfig):
     evaluation), with a tabular agent's defaults, and the method's own. Frames count environment steps of
     one agent (seed) over its environments."""
 
-    env_id: str = "maxatar/Doors-v0"  # environment id (`--env` for short); one with a tabular view (Doors)
-    total_steps: int = 2_000_000  # frames per agent (rounded up to whole logging intervals)
-    num_envs: int = 64  # environments per agent, stepped together, updating one table (one write per (s, a) a step)
-    log_points: int = 20  # logged points over the run; also the unit of resumable chunks
-    method: str = "q_learning"  # TD target: "q_learning", "expected_sarsa" or "double_q"
-    lr: float = 0.5  # step size alpha of every update
-    epsilon: float = 0.1  # exploration rate of the epsilon-greedy behaviour policy
-    model: str = "table"  # "table": dynamics as gathers from tables built from the env; "env": env.transition
+    env_id: str = knob("maxatar/Doors-v0", "environment id (`--env` for short); one with a tabular view (Doors)")
+    total_steps: int = knob(2_000_000, "frames per agent (rounded up to whole logging intervals)")
+    num_envs: int = knob(
+        64,
+        "environments per agent, stepped together, updating one table (one write per (s, a) a step)",
+    )
+    log_points: int = knob(20, "logged points over the run; also the unit of resumable chunks")
+    method: str = knob("q_learning", 'TD target: "q_learning", "expected_sarsa" or "double_q"')
+    lr: float = knob(0.5, "step size alpha of every update")
+    epsilon: float = knob(0.1, "exploration rate of the epsilon-greedy behaviour policy")
+    model: str = knob("table", '"table": dynamics as gathers from tables built from the env; "env": env.transition')
 
     def __post_init__(self):
         """Fail on a bad value before anything is written or compiled: every field's type and bounds (the
@@ -92,6 +92,13 @@ PRESETS: dict[str, dict[str, Any]] = {
     "doors": dict(env_id="maxatar/Doors-v0", total_steps=2_000_000, num_envs=64, lr=0.5, gamma=0.99, epsilon=0.1),
 }
 # fmt: on
+
+# What `python -m maxatar_agents.sweep` searches by default (`sweep.load_space`).
+SEARCH_SPACE: dict[str, dict[str, Any]] = {
+    "lr": {"low": 0.05, "high": 1.0, "log": True},
+    "gamma": {"low": 0.9, "high": 0.999},
+    "epsilon": {"low": 0.01, "high": 0.3, "log": True},
+}
 
 
 # --- the tabular view of an environment ---
@@ -397,9 +404,7 @@ def tabular_program(config: Config, learn: bool) -> Program:
     )
 
 
-def make_train(config: Config) -> Callable[[jax.Array], TrainResult]:
-    """`train(key) -> TrainResult`: the whole run, pure. `jax.jit(jax.vmap(train))(keys)` trains many agents."""
-    return program.make_train(make_program(config))
+make_train = program.make_train_for(make_program)
 
 
 if __name__ == "__main__":

@@ -39,15 +39,13 @@ import optax
 
 from maxatar.prng import uniform_to_int
 from maxatar_agents import off_policy, program
-from maxatar_agents.configs import ConfigError
+from maxatar_agents.configs import ConfigError, knob
 from maxatar_agents.networks import make_network
 from maxatar_agents.off_policy import Transition
-from maxatar_agents.program import Program, TrainResult, env_from_config
+from maxatar_agents.program import Program, env_from_config
 
 ALGORITHM = "sac"
 DEFAULT_PRESET = "minatar"  # the MinAtar games
-# The preset by environment when none is named (`configs.default_preset`); DEFAULT_PRESET otherwise.
-ENV_PRESETS = {"maxatar/CartPole-v1": "cartpole", "maxatar/Doors-v0": "doors"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,22 +59,27 @@ class Config(off_policy.OffPolicyConfig):
     batch_size: int = 64
     train_every: int = 4
     target_update_every: int = 8_000
-    actor_lr: float = 3e-4  # Adam step size of the policy
-    critic_lr: float = 3e-4  # Adam step size of the two critics
-    alpha_lr: float = 3e-4  # Adam step size of the temperature (log alpha)
-    adam_eps: float = 1e-4  # larger than Adam's 1e-8, which is unstable for the temperature
-    initial_alpha: float = 1.0  # the temperature before the first update
-    target_entropy_scale: float = 0.98  # target entropy as a fraction of the maximum, log(num_actions)
-    n_step: int = 1  # n-step returns for the critics (1: the paper's one-step target); episode ends cut them
-    critic_target: str = "min"  # the target critics' value: "min" (clipped double Q), "mean" (average) or "blend"
-    # With critic_target="blend": the target critics' mean minus this many times half their gap, 1 being their
-    # minimum and 0 their mean (above 1 more pessimistic than the minimum, below 0 optimistic); `grid` sweeps it.
-    critic_pessimism: float = 0.5
-    # The entropy bonus in the critics' target (soft Q-learning). It pays for every step survived, so where
-    # staying alive is safe and rewards are sparse (Seaquest's surface) the soft value favours hiding; False
-    # has the critics learn the policy's plain expected Q, the actor's entropy term kept (decoupled, as
-    # "Dissecting Discrete Soft Actor-Critic", 2025, proposes).
-    critic_entropy: bool = True
+    actor_lr: float = knob(3e-4, "Adam step size of the policy")
+    critic_lr: float = knob(3e-4, "Adam step size of the two critics")
+    alpha_lr: float = knob(3e-4, "Adam step size of the temperature (log alpha)")
+    adam_eps: float = knob(1e-4, "larger than Adam's 1e-8, which is unstable for the temperature")
+    initial_alpha: float = knob(1.0, "the temperature before the first update")
+    target_entropy_scale: float = knob(0.98, "target entropy as a fraction of the maximum, log(num_actions)")
+    n_step: int = knob(1, "n-step returns for the critics (1: the paper's one-step target); episode ends cut them")
+    critic_target: str = knob("min", "the target critics' value: 'min' (clipped double Q), 'mean' (average) or 'blend'")
+    critic_pessimism: float = knob(
+        0.5,
+        "With critic_target='blend': the target critics' mean minus this many times half their gap, 1 being "
+        "their minimum and 0 their mean (above 1 more pessimistic than the minimum, below 0 optimistic); `grid` "
+        "sweeps it.",
+    )
+    critic_entropy: bool = knob(
+        True,
+        "The entropy bonus in the critics' target (soft Q-learning). It pays for every step survived, so where "
+        "staying alive is safe and rewards are sparse (Seaquest's surface) the soft value favours hiding; False has "
+        "the critics learn the policy's plain expected Q, the actor's entropy term kept (decoupled, as "
+        "'Dissecting Discrete Soft Actor-Critic', 2025, proposes).",
+    )
 
     def __post_init__(self):
         """The skeleton's checks, then SAC's."""
@@ -132,6 +135,15 @@ PRESETS: dict[str, dict[str, Any]] = {
     ),
 }
 # fmt: on
+
+# What `python -m maxatar_agents.sweep` searches by default (`sweep.load_space`).
+SEARCH_SPACE: dict[str, dict[str, Any]] = {
+    "actor_lr": {"low": 1e-4, "high": 3e-3, "log": True},
+    "critic_lr": {"low": 1e-4, "high": 3e-3, "log": True},
+    "gamma": {"low": 0.95, "high": 0.999},
+    "tau": {"low": 0.001, "high": 0.05, "log": True},
+    "target_entropy_scale": {"low": 0.3, "high": 0.9},
+}
 
 
 def policy(logits: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -228,14 +240,8 @@ def make_program(config: Config) -> Program:
     target_entropy = config.target_entropy_scale * math.log(env.num_actions)
     start = off_policy.first_update_step(config)
     networks = dict(critics=critics, logits=actor.apply)
-    critic_loss_fn = functools.partial(
-        critic_loss,
-        **networks,
-        gamma=config.gamma,
-        critic_target=config.critic_target,
-        critic_pessimism=config.critic_pessimism,
-        critic_entropy=config.critic_entropy,
-    )
+    critic_fields = ("gamma", "critic_target", "critic_pessimism", "critic_entropy")
+    critic_loss_fn = program.bind_config(critic_loss, config, *critic_fields, **networks)
     actor_loss_fn = functools.partial(actor_loss, **networks)
 
     def init(keys: list[jax.Array], obs: jax.Array) -> Learner:
@@ -254,34 +260,31 @@ def make_program(config: Config) -> Program:
             alpha_opt=alpha_opt.init(log_alpha),
         )
 
-    def explore(learner: Learner, obs: jax.Array, uniforms: jax.Array, t: jax.Array) -> jax.Array:
+    def explore(learner: Learner, obs: jax.Array, uniforms: jax.Array, t: jax.Array):
         """Sample from the policy by inverting its CDF with the first uniform; uniformly random (the second)
         before learning starts."""
         probs, _ = policy(actor.apply(learner.actor_params, obs))
         sampled = jnp.sum(uniforms[:, :1] > jnp.cumsum(probs, axis=-1)[:, :-1], axis=-1)
-        return jnp.where(t < start, uniform_to_int(uniforms[:, 1], 0, env.num_actions), sampled).astype(jnp.int32)
+        random_action = uniform_to_int(uniforms[:, 1], 0, env.num_actions)
+        return jnp.where(t < start, random_action, sampled).astype(jnp.int32), ()
 
     def update(learner: Learner, sequence: Transition, number: jax.Array):
         """One step for critics, actor and temperature on one uniform sample of runs of n_step + 1 steps,
         then the target update."""
         alpha = jnp.exp(learner.log_alpha)
 
-        (c_loss, q_mean), grads = jax.value_and_grad(critic_loss_fn, has_aux=True)(
-            learner.critic_params, learner.target_critic_params, learner.actor_params, alpha, sequence
+        step = program.gradient_update
+        critic_args = (learner.target_critic_params, learner.actor_params, alpha, sequence)
+        (c_loss, q_mean), critic_params, c_opt = step(
+            critic_loss_fn, critic_opt, learner.critic_params, learner.critic_opt, *critic_args
         )
-        updates, c_opt = critic_opt.update(grads, learner.critic_opt, learner.critic_params)
-        critic_params = optax.apply_updates(learner.critic_params, updates)
-
-        (a_loss, (probs, log_probs, entropy)), grads = jax.value_and_grad(actor_loss_fn, has_aux=True)(
-            learner.actor_params, critic_params, alpha, sequence.obs[:, 0]
+        (a_loss, (probs, log_probs, entropy)), actor_params, a_opt = step(
+            actor_loss_fn, actor_opt, learner.actor_params, learner.actor_opt, critic_params, alpha, sequence.obs[:, 0]
         )
-        updates, a_opt = actor_opt.update(grads, learner.actor_opt, learner.actor_params)
-        actor_params = optax.apply_updates(learner.actor_params, updates)
-
         probs, log_probs = jax.lax.stop_gradient((probs, log_probs))
-        grad = jax.grad(alpha_loss)(learner.log_alpha, probs, log_probs, target_entropy)
-        updates, t_opt = alpha_opt.update(grad, learner.alpha_opt, learner.log_alpha)
-        log_alpha = optax.apply_updates(learner.log_alpha, updates)
+        _, log_alpha, t_opt = step(
+            alpha_loss, alpha_opt, learner.log_alpha, learner.alpha_opt, probs, log_probs, target_entropy, has_aux=False
+        )
 
         target_params = off_policy.update_target(critic_params, learner.target_critic_params, number, config)
         learner = Learner(actor_params, critic_params, target_params, log_alpha, a_opt, c_opt, t_opt)
@@ -305,23 +308,20 @@ def make_program(config: Config) -> Program:
         """An action drawn from the policy (any leading batch axes): the sampled evaluation."""
         return jax.random.categorical(key, actor.apply(actor_params, obs)).astype(jnp.int32)
 
-    agent = off_policy.OffPolicyAgent(
-        sequence_length=config.n_step + 1,
-        num_init_keys=2,
+    agent = program.Agent(
         init=init,
         explore=explore,
-        update=update,
+        learn=off_policy.Learning(config.n_step + 1, update),
         report=report,
-        policy_field="actor_params",
         act=act,
+        policy_field="actor_params",
+        num_init_keys=2,
         sample=sample,
     )
     return off_policy.assemble(config, env, env_params, agent)
 
 
-def make_train(config: Config) -> Callable[[jax.Array], TrainResult]:
-    """`train(key) -> TrainResult`: the whole run, pure; `jax.jit(jax.vmap(train))(keys)` trains many seeds."""
-    return program.make_train(make_program(config))
+make_train = program.make_train_for(make_program)
 
 
 if __name__ == "__main__":

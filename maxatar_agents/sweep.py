@@ -2,23 +2,23 @@
 
     python -m maxatar_agents.sweep --algo pqn --env maxatar/CartPole-v1 --trials 20 --out sweeps/pqn-cartpole
 
-Each trial samples a config from the search space (`SEARCH_SPACES`, or a JSON file of the same form) on top of
-the preset and the fixed `--set` values, trains it with the runner one logging interval at a time (all seeds in
-one program, as the agents' command line does), reports the seeds' mean recent return after every interval
-(Optuna's step is the interval's number) and stops when the pruner says so (Hyperband by default; median or
-none). A completed trial's value is the mean return of the final evaluation (greedy or most probable action).
+Each trial samples a config from the search space (the agent module's `SEARCH_SPACE`, or a JSON file of the same
+form) on top of the preset and the fixed `--set` values, trains it with the runner one logging interval at a time
+(all seeds in one program, as the agents' command line does), reports the seeds' mean recent return after every
+interval (Optuna's step is the interval's number) and stops when the pruner says so (Hyperband by default; median
+or none). A completed trial's value is the mean return of the final evaluation (greedy or most probable action).
 
-The study lives in `--storage` (default `sqlite:///OUT/study.db`) under `--study-name`: running the command
-again continues it. SQLite is storage for one machine; every machine that runs the command with the same server
-database URL (PostgreSQL, `postgresql+psycopg://USER:PASSWORD@HOST/DB` with `pip install "psycopg[binary]"`;
-MySQL: any URL Optuna's RDB storage accepts) works on the same study, which is how Optuna scales out:
-`--total-trials N` stops every worker once the study holds N trials between them, and a heartbeat
-(`--heartbeat`, on by default for a server database) lets the next worker fail the trial of a worker that died
-(kill -9, a lost machine) and run it again. At the end, OUT holds
-`best_preset.json` (the best trial's config, which `--preset OUT/best_preset.json` of the agents' command line
-accepts), `summary.json`, Optuna's `history.png` and `importance.png` (PED-ANOVA importance: numpy only, no
-scikit-learn) and, per trial, `trials/STUDY/trial-NNNN/metrics.csv` and `learning_curve.png`. With `--track`, one
-parent run holds a nested run per trial (`tracking`).
+The study lives in `--storage` (default `sqlite:///OUT/study.db`; the storage layer is `study`) under
+`--study-name`: running the command again continues it. SQLite is storage for one machine; every machine that
+runs the command with the same server database URL (PostgreSQL, `postgresql+psycopg://USER:PASSWORD@HOST/DB` with
+`pip install "psycopg[binary]"`; MySQL: any URL Optuna's RDB storage accepts) works on the same study, which is
+how Optuna scales out: `--total-trials N` stops every worker once the study holds N trials between them, and a
+heartbeat (`--heartbeat`, on by default for a server database) lets the next worker fail the trial of a worker
+that died (kill -9, a lost machine) and run it again. At the end, OUT holds `best_preset.json` (the best trial's
+config, which `--preset OUT/best_preset.json` of the agents' command line accepts), `summary.json`, Optuna's
+`history.png` and `importance.png` (PED-ANOVA importance: numpy only, no scikit-learn) and, per trial,
+`trials/STUDY/trial-NNNN/metrics.csv` and `learning_curve.png`. With `--track`, one parent run holds a nested run
+per trial (`tracking`).
 
 A search space maps config fields to {"low": a, "high": b} (optionally "log": true, "step": s; an int field
 samples integers) or {"choices": [...]} (a tuple field's choices as lists, e.g. [[64], [128, 128]]).
@@ -42,7 +42,8 @@ import numpy as np
 
 from maxatar import sharding
 from maxatar_agents import artifacts, interrupts, runner, tracking
-from maxatar_agents.cli import EXIT_INTERRUPTED
+from maxatar_agents import study as study_storage
+from maxatar_agents.cli import EXIT_INTERRUPTED, Parser
 from maxatar_agents.configs import (
     ConfigError,
     config_error_text,
@@ -55,57 +56,18 @@ from maxatar_agents.configs import (
 )
 from maxatar_agents.interrupts import stops_like_ctrl_c
 from maxatar_agents.registry import AGENT_MODULES, agent_module
+from maxatar_agents.study import (
+    DEFAULT_HEARTBEAT,
+    SweepError,
+    check_same_setting,
+    fail_stale_trials,
+    heartbeat_seconds,
+    load_study,
+    require_optuna,
+    trials_held,
+)
 
 PRUNERS = ("hyperband", "median", "none")
-# Seconds between a running trial's heartbeats in a server database (`--heartbeat`; SQLite: none unless asked
-# for). A trial whose heartbeat is older than twice that is stale: the next worker to start a trial marks it
-# failed and queues it again with the same parameters, up to `STALE_RETRIES` times.
-DEFAULT_HEARTBEAT = 60
-STALE_RETRIES = 2
-
-# The fields each agent's default search covers: step sizes and discount, and the algorithm's own main knobs;
-# none of them changes how the run is cut into intervals, so pruners compare trials at equal frames.
-SEARCH_SPACES: dict[str, dict[str, dict[str, Any]]] = {
-    "dqn": {
-        "lr": {"low": 1e-4, "high": 3e-3, "log": True},
-        "gamma": {"low": 0.95, "high": 0.999},
-        "batch_size": {"choices": [32, 64, 128]},
-        "target_update_every": {"choices": [1, 32, 128, 512]},
-        "n_step": {"low": 1, "high": 5},
-        "epsilon_end": {"low": 0.01, "high": 0.1},
-    },
-    "sac": {
-        "actor_lr": {"low": 1e-4, "high": 3e-3, "log": True},
-        "critic_lr": {"low": 1e-4, "high": 3e-3, "log": True},
-        "gamma": {"low": 0.95, "high": 0.999},
-        "tau": {"low": 0.001, "high": 0.05, "log": True},
-        "target_entropy_scale": {"low": 0.3, "high": 0.9},
-    },
-    "ppo": {
-        "lr": {"low": 1e-4, "high": 3e-3, "log": True},
-        "gamma": {"low": 0.95, "high": 0.999},
-        "gae_lambda": {"low": 0.8, "high": 0.99},
-        "clip_eps": {"low": 0.1, "high": 0.3},
-        "ent_coef": {"low": 1e-4, "high": 0.05, "log": True},
-        "num_epochs": {"low": 1, "high": 8},
-    },
-    "pqn": {
-        "lr": {"low": 1e-4, "high": 3e-3, "log": True},
-        "gamma": {"low": 0.95, "high": 0.999},
-        "q_lambda": {"low": 0.5, "high": 0.99},
-        "epsilon_fraction": {"low": 0.05, "high": 0.5},
-        "num_epochs": {"low": 1, "high": 4},
-    },
-    "q_learning": {
-        "lr": {"low": 0.05, "high": 1.0, "log": True},
-        "gamma": {"low": 0.9, "high": 0.999},
-        "epsilon": {"low": 0.01, "high": 0.3, "log": True},
-    },
-}
-
-
-class SweepError(ValueError):
-    """Bad input to the sweep (options, search space, storage); the command line prints it as `error: ...`."""
 
 
 class InvalidTrial(Exception):
@@ -118,23 +80,18 @@ class StudyFull(Exception):
     trial is not run, fails (so it does not count) and this worker stops."""
 
 
-def _optuna():
-    try:
-        import optuna
-    except ImportError as error:
-        raise SweepError(f"the sweep needs Optuna: pip install 'maxatar[sweep]' ({error})") from None
-    return optuna
-
-
 # --- the search space ---
 
 
 def load_space(algorithm: str, space: dict | str | Path | None, base: Any = None) -> dict[str, dict[str, Any]]:
-    """The search space: the agent's default (`SEARCH_SPACES`), a dict, or a JSON file of one; checked against
-    the agent's config fields and, with `base` (the config trials start from), each field's bounds and choices
-    against the field's own checks (`_check_values`)."""
+    """The search space: the agent's default (its module's `SEARCH_SPACE`: step sizes, discount and the agent's main
+    knobs, none of which changes how a run is cut into intervals, so pruners compare trials at equal frames), a
+    dict, or a JSON file of one; checked against the agent's config fields and, with `base` (the config trials
+    start from), each field's bounds and choices against the field's own checks (`_check_values`)."""
     if space is None:
-        space = SEARCH_SPACES[algorithm]
+        space = getattr(agent_module(algorithm), "SEARCH_SPACE", None)
+        if space is None:
+            raise SweepError(f"{algorithm} declares no SEARCH_SPACE: give one with --space FILE.json")
     elif not isinstance(space, dict):
         path = Path(space)
         try:
@@ -224,7 +181,7 @@ class Objective:
         self.total = total  # --total-trials
 
     def __call__(self, trial) -> float:
-        optuna = _optuna()
+        optuna = require_optuna()
         if self.total is not None and trials_held(trial.study, before=trial.number) >= self.total:
             trial.study.stop()
             raise StudyFull(f"the study already holds its {self.total} trials (--total-trials); trial not run")
@@ -288,7 +245,7 @@ class Objective:
 def make_pruner(pruner: Any, num_intervals: int):
     """An Optuna pruner from its name (`PRUNERS`), or the pruner object itself. Hyperband's budget runs from one
     interval to the whole run."""
-    optuna = _optuna()
+    optuna = require_optuna()
     if isinstance(pruner, optuna.pruners.BasePruner):
         return pruner
     if pruner == "hyperband":
@@ -298,134 +255,6 @@ def make_pruner(pruner: Any, num_intervals: int):
     if pruner == "none":
         return optuna.pruners.NopPruner()
     raise SweepError(f"unknown pruner {pruner!r}; known: {', '.join(PRUNERS)} (or an optuna.pruners object)")
-
-
-def heartbeat_seconds(storage: str, heartbeat: int | None) -> int:
-    """`--heartbeat`: as given (0: none), or by default `DEFAULT_HEARTBEAT` for a server database and none
-    for SQLite (one machine, where a worker that died is seen by whoever restarts it)."""
-    if heartbeat is None:
-        return 0 if storage.startswith("sqlite") else DEFAULT_HEARTBEAT
-    if isinstance(heartbeat, bool) or not isinstance(heartbeat, int) or heartbeat < 0:
-        raise SweepError(f"--heartbeat must be a whole number of seconds >= 0 (0: none), got {heartbeat!r}")
-    return heartbeat
-
-
-def make_storage(storage: str, heartbeat: int = 0):
-    """Optuna's RDB storage for the database URL `storage`. With `heartbeat` (seconds), each running trial
-    records a heartbeat that often, and a trial whose heartbeat is older than twice that (its worker died)
-    is marked failed by the next worker that starts a trial and queued again with the same parameters (up to
-    `STALE_RETRIES` times), instead of staying RUNNING forever."""
-    optuna = _optuna()
-    if not heartbeat:
-        return storage  # Optuna makes the storage itself, as before heartbeats
-    retry = getattr(optuna.storages, "RetryHeartbeatStaleTrialCallback", None)  # Optuna >= 4.9's name
-    keyword = "failed_trial_callback" if retry is None else "heartbeat_stale_trial_callback"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        retry = (retry or optuna.storages.RetryFailedTrialCallback)(max_retry=STALE_RETRIES)
-
-    def retry_and_say(study, trial) -> None:
-        retried = len(trial.system_attrs.get("retry_history", []))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            retry(study, trial)
-        again = "queued again" if retried < STALE_RETRIES else f"not run again (retried {retried} times already)"
-        print(
-            f"sweep: trial {trial.number} of {study.study_name!r} has had no heartbeat for {2 * heartbeat} s "
-            f"(its worker stopped): marked failed and {again}",
-            file=sys.stderr,
-        )
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        return optuna.storages.RDBStorage(
-            storage, heartbeat_interval=heartbeat, grace_period=2 * heartbeat, **{keyword: retry_and_say}
-        )
-
-
-def load_study(storage: str, study_name: str, sampler, pruner, heartbeat: int = 0):
-    """Create the study in `storage` (with `heartbeat`: `make_storage`), or continue it when it exists there.
-    Workers that start together on a new database may race to create its tables or the study: a failed
-    attempt is tried again (three times in all)."""
-    optuna = _optuna()
-    from sqlalchemy.exc import SQLAlchemyError
-
-    for attempt in range(3):
-        try:
-            return optuna.create_study(
-                storage=make_storage(storage, heartbeat),
-                study_name=study_name,
-                sampler=sampler,
-                pruner=pruner,
-                direction="maximize",
-                load_if_exists=True,
-            )
-        except SQLAlchemyError as error:  # e.g. another worker created the same table or study just now
-            if attempt == 2 or not _raced(error):
-                raise SweepError(f"--storage {storage!r}: Optuna cannot open it: {error}") from None
-            time.sleep(0.5 + attempt)
-        except (ValueError, ImportError) as error:
-            raise SweepError(f"--storage {storage!r}: Optuna cannot open it: {error}") from None
-    raise AssertionError("unreachable")
-
-
-SETTING_ATTR = "setting"  # the study's user attribute: what every trial of it shares (`check_same_setting`)
-
-
-def check_same_setting(study, base: Any, searched: dict, seeds: int, storage: str) -> None:
-    """A study's trials compare only if they share everything but the searched fields: the frame budget
-    (`total_steps`), the environment, the preset's other fields and the number of seeds. The first worker
-    records them in the study; a worker continuing it with another setting (`--total-steps 50000` on a study
-    of 100000-frame trials) stops with an error naming the fields, instead of mixing its trials into the
-    study. A study from an earlier version, which recorded none, is compared with its first trial's config."""
-    setting = {k: v for k, v in config_to_dict(base).items() if k not in searched}
-    setting["seeds"] = seeds
-    recorded = study.user_attrs.get(SETTING_ATTR)
-    if recorded is None:
-        earlier = [t.user_attrs["config"] for t in study.get_trials(deepcopy=False) if "config" in t.user_attrs]
-        if earlier:
-            recorded = {k: v for k, v in earlier[0].items() if k in setting}
-            recorded["seeds"] = seeds  # not recorded then
-        else:
-            study.set_user_attr(SETTING_ATTR, setting)
-            return
-    changed = sorted(k for k in set(setting) | set(recorded) if setting.get(k) != recorded.get(k))
-    if changed:
-        flags = {"total_steps": "--total-steps", "env_id": "--env", "seeds": "--seeds"}
-        what = ", ".join(f"{flags.get(k, k)} {recorded.get(k)!r} -> {setting.get(k)!r}" for k in changed)
-        raise SweepError(
-            f"study {study.study_name!r} in {storage} was run with another setting ({what}); its trials would not "
-            "compare: give the same options, or start another study with --study-name (or another --out)"
-        )
-    if SETTING_ATTR not in study.user_attrs:
-        study.set_user_attr(SETTING_ATTR, setting)
-
-
-def _raced(error: Exception) -> bool:
-    """Whether a database error is one that another worker doing the same thing at once causes (a unique key
-    or a table created twice), rather than a database that cannot be reached."""
-    from sqlalchemy.exc import IntegrityError, ProgrammingError
-
-    return isinstance(error, IntegrityError | ProgrammingError)
-
-
-def trials_held(study, before: int | None = None) -> int:
-    """The trials that count towards `--total-trials`: finished ones (completed or pruned) and running ones;
-    with `before` (a trial's number), only the running ones numbered below it, so that of two workers' trials
-    started at once the later gives way. A failed trial does not count: a stale one is queued again (and
-    counts when it runs), an invalid config's place goes to the next sample."""
-    state = _optuna().trial.TrialState
-    held = study.get_trials(deepcopy=False, states=(state.COMPLETE, state.PRUNED, state.RUNNING))
-    return sum(1 for t in held if before is None or t.state != state.RUNNING or t.number < before)
-
-
-def fail_stale_trials(study) -> None:
-    """Optuna's `fail_stale_trials` where the storage has a heartbeat: trials whose worker died are marked
-    failed and queued again."""
-    optuna = _optuna()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        optuna.storages.fail_stale_trials(study)
 
 
 def optimize(
@@ -466,7 +295,7 @@ def optimize(
     server database, none for SQLite); `track` "mlflow" or "tensorboard" logs a parent run with a nested run
     per trial.
     """
-    optuna = _optuna()
+    optuna = require_optuna()
     if algorithm not in AGENT_MODULES:
         raise SweepError(f"unknown algorithm {algorithm!r}; known: {', '.join(AGENT_MODULES)}")
     if trials is None and total_trials is None:
@@ -582,7 +411,7 @@ def quiet_interrupted_trials():
 def write_results(study, algorithm: str, out: Path, plots: bool = True) -> dict[str, Any]:
     """summary.json, best_preset.json (when a trial completed) and, unless `plots` is False, the plots;
     returns the summary. Each file is replaced whole, so an interruption never leaves half of one."""
-    optuna = _optuna()
+    optuna = require_optuna()
     states = [t.state.name for t in study.trials]
     summary: dict[str, Any] = {
         "algorithm": algorithm,
@@ -618,7 +447,7 @@ def plot(study, out: Path) -> list[str]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    optuna = _optuna()
+    optuna = require_optuna()
     from optuna.visualization import matplotlib as optuna_plots
 
     written = []
@@ -649,7 +478,7 @@ def plot(study, out: Path) -> list[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The sweep's options."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m maxatar_agents.sweep",
         description="Tune an agent's hyperparameters with Optuna (TPE, pruning at every logging interval); "
         "rerun with the same --storage and --study-name to continue a study, from any machine.",
@@ -687,7 +516,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--set", action="append", default=[], metavar="FIELD=VALUE", help="fix a config field in every trial"
     )
-    parser.add_argument("--space", help="JSON file of the search space (default: the agent's, see sweep.SEARCH_SPACES)")
+    parser.add_argument("--space", help="JSON file of the search space (default: the agent module's SEARCH_SPACE)")
     parser.add_argument("--pruner", default="hyperband", choices=PRUNERS, help="default hyperband")
     parser.add_argument("--seeds", type=int, default=1, help="seeds trained together per trial (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
@@ -718,6 +547,13 @@ def parse_set(items: list[str], algorithm: str) -> dict[str, Any]:
         raise SweepError(str(error)) from None
 
 
+# The options `main` hands to `optimize` under their own names.
+OPTIMIZE_OPTIONS = (
+    *("trials", "out", "total_trials", "heartbeat", "storage", "study_name", "preset", "space", "seeds", "frames"),
+    *("pruner", "sampler_seed", "timeout", "track", "track_uri"),
+)
+
+
 def main(argv: list[str] | None = None):
     """The sweep's command line: bad input exits with status 2 and one `error:` line; SIGTERM stops it as
     Ctrl-C does (the running trial and its tracked run are closed as interrupted), which prints one line and
@@ -725,27 +561,9 @@ def main(argv: list[str] | None = None):
     args = build_parser().parse_args(argv)
     try:
         with stops_like_ctrl_c():
-            study = optimize(
-                args.algo,
-                args.env,
-                trials=args.trials,
-                out=args.out,
-                total_trials=args.total_trials,
-                heartbeat=args.heartbeat,
-                storage=args.storage,
-                study_name=args.study_name,
-                preset=args.preset,
-                overrides=parse_set(args.set, args.algo),
-                space=args.space,
-                seeds=args.seeds,
-                first_seed=args.seed,
-                frames=args.frames,
-                pruner=args.pruner,
-                sampler_seed=args.sampler_seed,
-                timeout=args.timeout,
-                track=args.track,
-                track_uri=args.track_uri,
-            )
+            overrides = parse_set(args.set, args.algo)
+            options = {name: getattr(args, name) for name in OPTIMIZE_OPTIONS}
+            study = optimize(args.algo, args.env, overrides=overrides, first_seed=args.seed, **options)
     except SweepError as error:
         print(f"python -m maxatar_agents.sweep: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -777,3 +595,16 @@ def command_line(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     command_line()
+
+
+def __getattr__(name: str) -> Any:
+    """Names that moved: the search spaces to each agent's module (`SEARCH_SPACE`), the storage to `study`."""
+    if name == "SEARCH_SPACES":
+        moved = "each agent module's SEARCH_SPACE"
+        value = {algorithm: agent_module(algorithm).SEARCH_SPACE for algorithm in AGENT_MODULES}
+    elif name in ("make_storage", "STALE_RETRIES", "SETTING_ATTR"):
+        moved, value = f"maxatar_agents.study.{name}", getattr(study_storage, name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"maxatar_agents.sweep.{name} is now {moved}", DeprecationWarning, stacklevel=2)
+    return value

@@ -51,7 +51,7 @@ BAD_VALUES = [
     ("q_learning", "lr", 1.5, "lr must be in (0, 1], got 1.5"),
 ]
 # Those the command line can give as text (text that is not of the field's type, such as 2.5 for an int, is
-# refused by the option's parser itself, with argparse's usage line).
+# refused by the option's parser itself, with argparse's message).
 CLI_BAD = [case for case in BAD_VALUES if case[1] not in ("keep_best", "num_envs") and case[2] != "abc"]
 MODULES = {"dqn": dqn, "sac": sac, "ppo": ppo, "pqn": pqn, "q_learning": q_learning}
 CARTPOLE = {"dqn": "CartPole-v1", "sac": "CartPole-v1", "ppo": "CartPole-v1", "pqn": "CartPole-v1"}

@@ -9,7 +9,7 @@ import signal
 import pytest
 
 from maxatar_agents import cli, dqn, ppo, pqn, q_learning, sac
-from maxatar_agents.configs import field_comments, field_types, make_config
+from maxatar_agents.configs import env_presets, field_help, field_types, make_config
 from maxatar_agents.registry import AGENT_MODULES, agent_module
 
 MODULES = [dqn, sac, ppo, pqn]
@@ -29,16 +29,29 @@ def test_every_agent_is_registered():
     assert sorted(AGENT_MODULES) == sorted(module.ALGORITHM for module in [*MODULES, q_learning])
 
 
+@pytest.mark.parametrize("algorithm", sorted(AGENT_MODULES))
+def test_every_agent_declares_its_presets_and_search_space(algorithm):
+    from maxatar_agents import sweep
+
+    module = agent_module(algorithm)
+    assert module.PRESETS and module.DEFAULT_PRESET in module.PRESETS
+    for values in module.PRESETS.values():
+        module.Config(**values)  # every preset is a valid config
+    assert (
+        sweep.load_space(algorithm, None, module.Config(**module.PRESETS[module.DEFAULT_PRESET])) is module.SEARCH_SPACE
+    )
+
+
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.ALGORITHM)
-def test_every_config_field_is_an_option_with_its_comment_as_help(module):
+def test_every_config_field_is_an_option_with_its_documentation_as_help(module):
     algorithm = module.ALGORITHM
     parser = cli.build_parser(algorithm, module)
     options = {option: action for action in parser._actions for option in action.option_strings}
-    comments = field_comments(module.Config)
+    helps = field_help(module.Config)
     for field in dataclasses.fields(module.Config):
         action = options[f"--{field.name.replace('_', '-')}"]
-        assert comments[field.name], f"{field.name} has no comment to show as help"
-        assert action.help == comments[field.name].replace("%", "%%")
+        assert helps[field.name], f"{field.name} has no documentation to show as help"
+        assert action.help == helps[field.name].replace("%", "%%")
     assert options["--env"] is options["--env-id"]
 
 
@@ -59,6 +72,17 @@ def test_set_applies_after_the_field_options():
     assert (config.batch_size, config.initial_alpha, config.env_id) == (16, 0.5, "maxatar/Breakout-v0")
 
 
+def test_a_mistyped_option_is_one_error_line(capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main("dqn", ["--lrr", "0.1", "--out", "unused"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "python -m maxatar_agents.dqn: error: unrecognized arguments: --lrr 0.1 "
+        "(see python -m maxatar_agents.dqn --help)"
+    ]
+
+
 def test_a_bad_field_value_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as stop:
         config_from("dqn", "--batch-size", "abc")
@@ -69,7 +93,7 @@ def test_a_bad_field_value_is_a_usage_error(capsys):
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.ALGORITHM)
 def test_the_preset_is_chosen_from_the_environment(module):
     algorithm = module.ALGORITHM
-    for env_id, preset in [*module.ENV_PRESETS.items(), ("maxatar/Seaquest-v0", module.DEFAULT_PRESET)]:
+    for env_id, preset in [*env_presets(module).items(), ("maxatar/Seaquest-v0", module.DEFAULT_PRESET)]:
         short = env_id.split("/")[-1]
         config, chosen = config_and_preset(algorithm, "--env", short)
         assert chosen == preset and config.env_id == env_id
@@ -148,3 +172,16 @@ def test_frames_is_an_alias_of_total_steps_as_in_the_sweep(module):
     assert config_from(algorithm, "--total-steps", "4096").total_steps == 4096
     options = {o: a for a in cli.build_parser(algorithm, module)._actions for o in a.option_strings}
     assert options["--frames"] is options["--total-steps"]
+
+
+def test_the_skeletons_earlier_agent_hooks_still_build_an_agent():
+    from maxatar_agents import off_policy, on_policy, program
+
+    with pytest.warns(DeprecationWarning, match="program.Agent"):
+        agent = off_policy.OffPolicyAgent(2, 1, "init", lambda *args: "actions", "update", "report", "params", "act")
+    assert isinstance(agent, program.Agent) and agent.learn == off_policy.Learning(2, "update")
+    assert agent.explore(None, None, None, 0) == ("actions", ())
+    with pytest.warns(DeprecationWarning, match="program.Agent"):
+        agent = on_policy.OnPolicyAgent(lambda key, obs: (key, obs), "explore", "targets", "loss", "report", "act")
+    assert agent.init(["key", "other"], "obs") == ("key", "obs")
+    assert agent.learn == on_policy.Learning("targets", "loss")

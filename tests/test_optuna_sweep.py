@@ -20,6 +20,7 @@ from mlflow import MlflowClient
 
 from maxatar_agents import cli, pqn, sweep
 from maxatar_agents.configs import config_from_dict, make_config, preset_values
+from maxatar_agents.study import make_storage
 from tests.test_tracking import INTERVALS, TINY
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no network calls from the tests
@@ -212,7 +213,7 @@ def test_a_heartbeat_by_default_on_a_server_database_only(tmp_path):
     assert sweep.heartbeat_seconds(f"sqlite:///{tmp_path / 'study.db'}", None) == 0
     assert sweep.heartbeat_seconds("postgresql+psycopg://host/optuna", None) == sweep.DEFAULT_HEARTBEAT
     assert sweep.heartbeat_seconds("mysql://host/optuna", 0) == 0
-    storage = sweep.make_storage(f"sqlite:///{tmp_path / 'study.db'}", 5)
+    storage = make_storage(f"sqlite:///{tmp_path / 'study.db'}", 5)
     assert storage.get_heartbeat_interval() == 5 and storage.grace_period == 10
 
 
@@ -221,7 +222,7 @@ def test_a_trial_whose_worker_died_is_failed_and_run_again(tmp_path, capsys):
     failed by the next worker, which runs it again with the same parameters (here on SQLite, with
     `--heartbeat 1`; `test_sweep_postgres` kills a real worker on a PostgreSQL server)."""
     url = f"sqlite:///{tmp_path / 'study.db'}"
-    study = optuna.create_study(storage=sweep.make_storage(url, 1), study_name="dead", direction="maximize")
+    study = optuna.create_study(storage=make_storage(url, 1), study_name="dead", direction="maximize")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # Optuna: a heartbeat is meant for Study.optimize
         dead = study.ask()
