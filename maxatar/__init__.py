@@ -4,7 +4,7 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
 from maxatar.core import Draws, Environment, EnvParams, EnvState
-from maxatar.episode import AutoReset
+from maxatar.episode import AutoReset, EpisodeStatistics
 from maxatar.registry import make, registered_ids
 
 try:  # stated once, in pyproject.toml; the installed package's metadata carries it
@@ -12,7 +12,17 @@ try:  # stated once, in pyproject.toml; the installed package's metadata carries
 except PackageNotFoundError:  # imported from a checkout that was never installed
     __version__ = "0+unknown"
 
-__all__ = ["AutoReset", "Draws", "EnvParams", "EnvState", "Environment", "make", "registered_ids", "sharding"]
+__all__ = [
+    "AutoReset",
+    "Draws",
+    "EpisodeStatistics",
+    "EnvParams",
+    "EnvState",
+    "Environment",
+    "make",
+    "registered_ids",
+    "sharding",
+]
 
 from maxatar import sharding  # noqa: E402  (several devices: meshes, placement, batched reset/step)
 from maxatar.gym import register_envs  # noqa: E402  (registration needs the registry above)
