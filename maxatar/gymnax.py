@@ -214,19 +214,14 @@ class _GymnaxNames:
 @cache
 def params_class(base: type) -> type:
     """The class of the params `make` returns: MaxAtar's params class `base` (the same fields, a pytree, an
-    `EnvParams`), which also answers to gymnax's `max_steps_in_episode` and `.replace(max_steps_in_episode=...)`."""
+    `EnvParams` that every MaxAtar API takes as `base`'s), which also answers to gymnax's `max_steps_in_episode`
+    and `.replace(max_steps_in_episode=...)`."""
     cls = type(f"Gymnax{base.__name__}", (_GymnaxNames, base), {"__module__": __name__, "maxatar_class": base})
     return pytree_dataclass(cls)
 
 
 def _gymnax_params(base: type, fields: dict[str, Any]):
     return params_class(base)(**fields)
-
-
-def _maxatar_params(params):
-    """Params as the pure environment takes them (its own class, which it checks strictly); others unchanged."""
-    base = getattr(type(params), "maxatar_class", None)
-    return params if base is None else base(**vars(params))
 
 
 # --- the environment ----------------------------------------------------------------------------------------
@@ -303,10 +298,9 @@ class GymnaxEnv:
 
     def _check_inputs(self, key, params) -> None:
         """The key and params checked before the jitted call (`maxatar.checks`), where they are still concrete:
-        inside it the pure environment sees only tracers. The defaults were checked by `make`."""
+        inside it the pure environment sees only tracers."""
         check_key(key)
-        if params is not self._default_params:
-            check_params_entry(self.env, _maxatar_params(params))
+        check_params_entry(self.env, params)
 
     def reset(self, key: jax.Array, params: EnvParams | None = None) -> tuple[jax.Array, EnvState]:
         """gymnax's `reset(key, params) -> (obs, state)`: start an episode (MaxAtar's `reset`)."""
@@ -363,13 +357,12 @@ class GymnaxEnv:
 
     @partial(jax.jit, static_argnums=0)
     def _reset(self, key, params):
-        return self.env.reset(key, _maxatar_params(self._params(params)))
+        return self.env.reset(key, self._params(params))
 
     @partial(jax.jit, static_argnums=0, static_argnames="auto_reset")
     def _step(self, key, state, action, params, auto_reset: bool):
         stepper = self.auto if auto_reset else self.env
-        params = _maxatar_params(self._params(params))
-        obs, state, reward, terminated, truncated, info = stepper.step(key, state, action, params)
+        obs, state, reward, terminated, truncated, info = stepper.step(key, state, action, self._params(params))
         final_obs = info.pop("final_obs", None)
         if self.legacy_step_api:  # gymnax 0.0.x: one flag, and its discount
             done = terminated | truncated
