@@ -347,9 +347,7 @@ class GymnaxEnv:
         `truncated`)."""
         return state.terminated
 
-    def is_terminal(self, state: EnvState, params: EnvParams | None = None) -> jax.Array:
-        """gymnax 1.x's `is_terminal`, the same as `is_terminated`."""
-        return state.terminated
+    is_terminal = is_terminated  # gymnax 1.x: the same
 
     def discount(self, state: EnvState, params: EnvParams | None = None) -> jax.Array:
         """gymnax's discount: 0.0 where the game has ended (`is_terminated`), 1.0 otherwise."""
@@ -364,21 +362,11 @@ class GymnaxEnv:
         stepper = self.auto if auto_reset else self.env
         obs, state, reward, terminated, truncated, info = stepper.step(key, state, action, self._params(params))
         final_obs = info.pop("final_obs", None)
-        if self.legacy_step_api:  # gymnax 0.0.x: one flag, and its discount
-            done = terminated | truncated
-            info = {
-                **info,
-                "discount": 1.0 - done.astype(jnp.float32),
-                "terminated": terminated,
-                "truncated": truncated,
-            }
+        done = terminated | truncated
+        ended = done if self.legacy_step_api else terminated  # 0.0.x's discount is 0 at a time limit, 1.x's is not
+        info = {**info, "discount": 1.0 - ended.astype(jnp.float32), "terminated": terminated, "truncated": truncated}
+        if self.legacy_step_api:
             return obs, state, reward, done, info
-        info = {
-            **info,
-            "discount": 1.0 - terminated.astype(jnp.float32),
-            "terminated": terminated,
-            "truncated": truncated,
-        }
         if not auto_reset:
             return obs, state, reward, terminated, info
         return obs, state, reward, terminated, truncated, {**info, "final_observation": final_obs}
