@@ -4,7 +4,7 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
 from maxatar.core import Draws, EnvParams, EnvState
-from maxatar.episode import AutoReset, Environment, keep_last_action
+from maxatar.episode import AutoReset, Environment, EpisodeStatistics, keep_last_action
 from maxatar.registry import make, registered_ids
 
 try:  # stated once, in pyproject.toml; the installed package's metadata carries it
@@ -18,6 +18,7 @@ __all__ = [
     "EnvParams",
     "EnvState",
     "Environment",
+    "EpisodeStatistics",
     "keep_last_action",
     "make",
     "registered_ids",

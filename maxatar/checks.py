@@ -204,7 +204,8 @@ def _kinds(params_class) -> dict[str, str]:
 
 def _check_class(params, env) -> None:
     expected = env.params_class if env is not None else None
-    if expected is not None and type(params) is not expected:
+    # The gymnax facade's params are the class itself with gymnax's names added (`maxatar.gymnax.params_class`).
+    if expected is not None and getattr(type(params), "maxatar_class", type(params)) is not expected:
         raise InputError(
             f"params must be {expected.__name__} for {env.name} ({env.name}'s params class; maxatar.make gives "
             f"them), got {type(params).__name__}: {params!r}"

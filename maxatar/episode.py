@@ -35,7 +35,7 @@ from gymnasium.vector import AutoresetMode
 
 from maxatar import core
 from maxatar.checks import check_action, check_key, check_params_entry, check_traced_action
-from maxatar.core import Draws, EnvParams, EnvState, tree_select
+from maxatar.core import Draws, EnvParams, EnvState, pytree_dataclass, tree_select
 from maxatar.prng import uniform
 from maxatar.twin import Twin
 
@@ -201,7 +201,10 @@ class AutoReset:
         self.final_obs = final_obs
 
     def __getattr__(self, name):
-        """Everything else is the wrapped environment's (spaces, params, hooks)."""
+        """Everything else is the wrapped environment's (spaces, params, hooks). copy and pickle look names up
+        on an empty object before `env` is set: there is nothing to forward to yet."""
+        if "env" not in vars(self):
+            raise AttributeError(name)
         return getattr(self.env, name)
 
     def __eq__(self, other):
@@ -232,6 +235,90 @@ class AutoReset:
             self.env, SAME_STEP, state, False, action, uniforms, params, self.final_obs
         )
         return obs, next_state, reward, terminated, truncated, info
+
+
+@pytree_dataclass
+class EpisodeStatisticsState:
+    """`EpisodeStatistics`' state: the environment's, the running episode's return and length so far, and the
+    last finished episode's (zero, with `returned_episode_valid` False, until one finishes)."""
+
+    env_state: EnvState
+    episode_return: jax.Array
+    episode_length: jax.Array
+    returned_episode_return: jax.Array
+    returned_episode_length: jax.Array
+    returned_episode_valid: jax.Array
+
+
+class EpisodeStatistics:
+    """Wraps an `AutoReset` so that each environment keeps its episode's return and length, and every step
+    reports the finished ones in `info` under gymnax's `LogWrapper` keys (PureJaxRL's logging reads them as is):
+
+    * `returned_episode`: this step ended an episode (terminated or truncated);
+    * `returned_episode_returns` / `returned_episode_lengths`: the last finished episode's undiscounted return
+      and length in steps, so on a `returned_episode` step the one that just ended;
+    * `returned_episode_valid`: some episode has finished (before that the two above are 0).
+
+    The mean return of the episodes a batched rollout finished is
+    `info["returned_episode_returns"][info["returned_episode"]].mean()`. `reset`, `step` and
+    `step_from_uniforms` are `AutoReset`'s with `EpisodeStatisticsState` in place of the environment's state
+    (`state.env_state`); jit, vmap and scan them alike.
+    """
+
+    def __init__(self, auto: AutoReset):
+        self.auto = auto
+
+    def __getattr__(self, name):
+        """Everything else is the `AutoReset`'s (`num_uniforms`, the environment's attributes)."""
+        if "auto" not in vars(self):  # copy and pickle: nothing to forward to yet
+            raise AttributeError(name)
+        return getattr(self.auto, name)
+
+    def __eq__(self, other):
+        return isinstance(other, EpisodeStatistics) and self.auto == other.auto
+
+    def __hash__(self):
+        return hash((EpisodeStatistics, self.auto))
+
+    @staticmethod
+    def start(env_state: EnvState) -> EpisodeStatisticsState:
+        """Statistics around a fresh environment state (for callers that reset by other means)."""
+        zero, zeros = jnp.float32(0.0), jnp.int32(0)
+        return EpisodeStatisticsState(env_state, zero, zeros, zero, zeros, jnp.bool_(False))
+
+    def reset(self, key, params=None):
+        """The environment's reset, with no episode recorded yet."""
+        obs, env_state = self.auto.reset(key, params)
+        return obs, self.start(env_state)
+
+    def step(self, key, state: EpisodeStatisticsState, action, params=None):
+        """`AutoReset.step`, recording the episode."""
+        return self._record(state, *self.auto.step(key, state.env_state, action, params))
+
+    def step_from_uniforms(self, uniforms, state: EpisodeStatisticsState, action, params):
+        """`AutoReset.step_from_uniforms`, recording the episode."""
+        return self._record(state, *self.auto.step_from_uniforms(uniforms, state.env_state, action, params))
+
+    @staticmethod
+    def _record(state, obs, env_state, reward, terminated, truncated, info):
+        done = terminated | truncated
+        episode_return, episode_length = state.episode_return + reward, state.episode_length + 1
+        state = EpisodeStatisticsState(
+            env_state=env_state,
+            episode_return=jnp.where(done, 0.0, episode_return),
+            episode_length=jnp.where(done, 0, episode_length),
+            returned_episode_return=jnp.where(done, episode_return, state.returned_episode_return),
+            returned_episode_length=jnp.where(done, episode_length, state.returned_episode_length),
+            returned_episode_valid=state.returned_episode_valid | done,
+        )
+        info = {
+            **info,
+            "returned_episode": done,
+            "returned_episode_returns": state.returned_episode_return,
+            "returned_episode_lengths": state.returned_episode_length,
+            "returned_episode_valid": state.returned_episode_valid,
+        }
+        return obs, state, reward, terminated, truncated, info
 
 
 def same_step_info(final_obs, done) -> dict:
@@ -352,6 +439,8 @@ __all__ = [
     "SAME_STEP",
     "AutoReset",
     "Environment",
+    "EpisodeStatistics",
+    "EpisodeStatisticsState",
     "TwinEnv",
     "advance",
     "autoreset",

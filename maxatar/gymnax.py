@@ -3,12 +3,16 @@
     from maxatar import gymnax                    # instead of `import gymnax`
     env, env_params = gymnax.make("Breakout-MinAtar")
     obs, state = env.reset(key, env_params)
-    obs, state, reward, done, info = env.step(key, state, action, env_params)   # auto-resets, like gymnax
+    obs, state, reward, terminated, truncated, info = env.step(key, state, action, env_params)   # auto-resets
 
 The environment underneath is the pure MaxAtar environment (exact MinAtar dynamics) and `step` is
 `maxatar.AutoReset.step`, bit for bit, so everything works under `jit`, `vmap` and `lax.scan` with traced params,
-exactly as the pure environment does. The API is gymnax's five-value one (`done`, as PureJaxRL and purejaxql
-expect; gymnax 1.0 moved to six values), and `info` tells termination and truncation apart.
+exactly as the pure environment does. The API is gymnax 1.x's: six values from `step`, with
+`info["final_observation"]` (the finished episode's last observation, for bootstrapping at a time limit), so
+gymnax's own wrappers run on it. Code written for gymnax 0.0.x (PureJaxRL's and purejaxql's wrappers: five values,
+`done`) runs on `make(..., legacy_step_api=True)`. With gymnax installed, the spaces are instances of gymnax's own
+`Box` and `Discrete` (wrappers check them with `isinstance`), and importing this module imports gymnax; without it
+nothing changes but that.
 
 Defaults are MinAtar's own setting, the one its published results use: sticky actions with probability 0.1, the
 full action set (six actions) and difficulty ramping, with no time limit. gymnax's MinAtar differs: no sticky
@@ -21,12 +25,12 @@ Each of those is one keyword away, `GYMNAX_SETTINGS[env_id]` holds all of them, 
 
 Observations keep MaxAtar's dtypes (bool for the games, 4x smaller than gymnax's float32 in a replay buffer;
 float32 for CartPole); flax layers promote bool inputs to float32 by themselves.
-This module never imports gymnax.
 """
 
 from __future__ import annotations
 
-from functools import partial
+import dataclasses
+from functools import cache, partial
 from typing import Any
 
 import jax
@@ -34,13 +38,27 @@ import jax.numpy as jnp
 import numpy as np
 
 from maxatar.checks import check_key, check_params_entry, check_scalar_params
-from maxatar.core import Environment, EnvParams, EnvState, observation_bounds
+from maxatar.core import Environment, EnvParams, EnvState, observation_bounds, pytree_dataclass
 from maxatar.episode import AutoReset
 from maxatar.prng import uniform, uniform_to_int
 from maxatar.registry import SPECS, canonical_name, env_class, registered_ids
 from maxatar.registry import make as maxatar_make
 
-__all__ = ["GYMNAX_IDS", "GYMNAX_SETTINGS", "Box", "Discrete", "GymnaxEnv", "make", "registered_envs"]
+try:  # gymnax's space classes as the spaces' bases, so gymnax's and PureJaxRL's isinstance checks pass
+    from gymnax.environments import spaces as _gymnax_spaces
+except ImportError:  # the facade needs nothing from gymnax
+    _gymnax_spaces = None
+
+__all__ = [
+    "GYMNAX_IDS",
+    "GYMNAX_SETTINGS",
+    "Box",
+    "Discrete",
+    "GymnaxEnv",
+    "make",
+    "params_class",
+    "registered_envs",
+]
 
 # gymnax's environment names -> MaxAtar's ids, from each game's `gymnax_name`.
 GYMNAX_IDS: dict[str, str] = {
@@ -68,9 +86,10 @@ GYMNAX_SETTINGS: dict[str, dict[str, Any]] = {
 # --- spaces -----------------------------------------------------------------------------------------------
 
 
-class Discrete:
-    """The integers {0, ..., n - 1}: gymnax's `spaces.Discrete`, so code that samples random actions with
-    `env.action_space(params).sample(key)` or sizes a policy head with `.n` runs unchanged (without gymnax)."""
+class Discrete(_gymnax_spaces.Discrete if _gymnax_spaces else object):
+    """The integers {0, ..., n - 1}: gymnax's `spaces.Discrete` (a subclass of it where gymnax is installed), so
+    code that samples random actions with `env.action_space(params).sample(key)` or sizes a policy head with `.n`
+    runs unchanged."""
 
     def __init__(self, n: int, dtype: Any = jnp.int32):
         if int(n) < 1:
@@ -101,9 +120,10 @@ class Discrete:
         return inside
 
 
-class Box:
-    """An array of fixed shape and dtype with elementwise bounds: gymnax's `spaces.Box`, so code that reads
-    `observation_space(params).shape` (network init, buffers) or `.low`/`.high`/`.dtype` runs unchanged.
+class Box(_gymnax_spaces.Box if _gymnax_spaces else object):
+    """An array of fixed shape and dtype with elementwise bounds: gymnax's `spaces.Box` (a subclass of it where
+    gymnax is installed), so code that reads `observation_space(params).shape` (network init, buffers) or
+    `.low`/`.high`/`.dtype`, and gymnax's `FlattenObservationWrapper`, run unchanged.
 
     `low` and `high` are kept as given: scalars where the bound is the same everywhere (as gymnax's MinAtar
     spaces, which wrappers reshaping the observation rely on), numpy arrays otherwise."""
@@ -160,6 +180,50 @@ def observation_box(env: Environment) -> Box:
     return Box(low, high, env.obs_shape, dtype)
 
 
+# --- params -----------------------------------------------------------------------------------------------
+
+
+def _maxatar_names(keywords: dict[str, Any]) -> dict[str, Any]:
+    """gymnax's name for the time limit as MaxAtar's: `max_steps_in_episode` -> `max_steps`."""
+    keywords = dict(keywords)
+    if "max_steps_in_episode" in keywords:
+        if "max_steps" in keywords:
+            raise TypeError("give max_steps_in_episode or max_steps, not both (they are the same setting)")
+        keywords["max_steps"] = keywords.pop("max_steps_in_episode")
+    return keywords
+
+
+class _GymnaxNames:
+    """Mixed into a MaxAtar params class by `params_class`: gymnax's field name, read and replaced."""
+
+    maxatar_class: type
+
+    @property
+    def max_steps_in_episode(self):
+        """gymnax's name for `max_steps`, the time limit (0 = none)."""
+        return self.max_steps
+
+    def replace(self, **changes):
+        """A copy with `changes` applied, by gymnax's field names or MaxAtar's."""
+        return dataclasses.replace(self, **_maxatar_names(changes))
+
+    def __reduce__(self):  # the class is made at run time, so pickle and copy rebuild it from its MaxAtar base
+        return _gymnax_params, (self.maxatar_class, vars(self).copy())
+
+
+@cache
+def params_class(base: type) -> type:
+    """The class of the params `make` returns: MaxAtar's params class `base` (the same fields, a pytree, an
+    `EnvParams` that every MaxAtar API takes as `base`'s), which also answers to gymnax's `max_steps_in_episode`
+    and `.replace(max_steps_in_episode=...)`."""
+    cls = type(f"Gymnax{base.__name__}", (_GymnaxNames, base), {"__module__": __name__, "maxatar_class": base})
+    return pytree_dataclass(cls)
+
+
+def _gymnax_params(base: type, fields: dict[str, Any]):
+    return params_class(base)(**fields)
+
+
 # --- the environment ----------------------------------------------------------------------------------------
 
 
@@ -170,24 +234,25 @@ def _params_key(params) -> tuple:
 
 
 class GymnaxEnv:
-    """A MaxAtar environment behind gymnax's `Environment` interface.
+    """A MaxAtar environment behind gymnax's `Environment` interface (1.x, or 0.0.x with `legacy_step_api`).
 
     `reset`/`step` are gymnax's (with same-step auto-reset), `reset_env`/`step_env` the plain ones; both take
-    `params=None` for the defaults. The object is hashable and its methods are jitted with it static, as
-    gymnax's are, so it can be called eagerly at compiled speed or passed as a static argument. `env` is the
-    pure environment and `auto` its `AutoReset`, for code that wants MaxAtar's six-value API.
+    `params=None` for the defaults. The object is hashable, copies and pickles, and its methods are jitted with
+    it static, as gymnax's are, so it can be called eagerly at compiled speed or passed as a static argument.
+    `env` is the pure environment and `auto` its `AutoReset`.
     """
 
-    def __init__(self, env: Environment, params: EnvParams, name: str):
+    def __init__(self, env: Environment, params: EnvParams, name: str, legacy_step_api: bool = False):
         self.env = env
-        self.auto = AutoReset(env)
+        self.legacy_step_api = legacy_step_api
+        self.auto = AutoReset(env, final_obs=not legacy_step_api)  # gymnax 1.x's info["final_observation"]
         self._default_params = params
         self._name = name
         self.obs_shape = tuple(env.obs_shape)
 
     # Static configuration: equality and hashing make the object a valid static jit argument.
     def _key(self) -> tuple:
-        return (self.env, self._name, _params_key(self._default_params))
+        return (self.env, self._name, self.legacy_step_api, _params_key(self._default_params))
 
     def __eq__(self, other) -> bool:
         return isinstance(other, GymnaxEnv) and self._key() == other._key()
@@ -196,7 +261,8 @@ class GymnaxEnv:
         return hash(self._key())
 
     def __repr__(self) -> str:
-        return f"GymnaxEnv({self._name!r}, {self.env!r})"
+        legacy = ", legacy_step_api=True" if self.legacy_step_api else ""
+        return f"GymnaxEnv({self._name!r}, {self.env!r}{legacy})"
 
     @property
     def default_params(self) -> EnvParams:
@@ -242,14 +308,18 @@ class GymnaxEnv:
         return self._reset(key, params)
 
     def step(self, key: jax.Array, state: EnvState, action, params: EnvParams | None = None):
-        """gymnax's `step(key, state, action, params) -> (obs, state, reward, done, info)`, which resets a
-        finished episode in the same step (the returned obs and state start the next episode; reward and done
-        describe the finished step), as PureJaxRL's rollouts expect.
+        """gymnax 1.x's `step(key, state, action, params) -> (obs, state, reward, terminated, truncated, info)`,
+        which resets a finished episode in the same step (the returned obs and state start the next episode;
+        reward and the flags describe the finished step). `info` holds, as gymnax fills it, `terminated`,
+        `truncated`, `final_observation` (the observation the step reached, before any reset: the episode's
+        last one where it ended, to bootstrap from at a time limit) and `discount` (`1 - terminated`).
+
+        With `legacy_step_api=True` (gymnax 0.0.x, PureJaxRL, purejaxql): `(obs, state, reward, done, info)`
+        with `done = terminated | truncated`, `info["discount"] = 1 - done`, and `info["terminated"]` and
+        `info["truncated"]` to tell a real end (bootstrap with 0) from a time limit (bootstrap with the value).
 
         It is `maxatar.AutoReset.step` bit for bit: one uniform draw covers the step and the reset, and the
-        sticky action carries over the reset as in MinAtar. `done = terminated | truncated`;
-        `info["discount"]` is gymnax's `1 - done`, and `info["terminated"]`/`info["truncated"]` tell a real
-        end (bootstrap with 0) from a time limit (bootstrap with the value)."""
+        sticky action carries over the reset as in MinAtar."""
         self._check_inputs(key, params)
         self._check_action(action)
         return self._step(key, state, action, params, auto_reset=True)
@@ -260,8 +330,10 @@ class GymnaxEnv:
         return self._reset(key, params)
 
     def step_env(self, key: jax.Array, state: EnvState, action, params: EnvParams | None = None):
-        """gymnax's step without the auto-reset, for code that manages episodes itself (evaluation loops,
-        the last observation of an episode): a terminated state stays frozen with reward 0, as in MinAtar."""
+        """gymnax's step without the auto-reset, `(obs, state, reward, terminated, info)`, for code that manages
+        episodes itself (evaluation loops): a terminated state stays frozen with reward 0, as in MinAtar. As in
+        gymnax 1.x the flag is the game's end and a time limit is `info["truncated"]`; with `legacy_step_api`
+        the flag is `done` (either), as in 0.0.x. `info` is `step`'s without `final_observation`."""
         self._check_inputs(key, params)
         self._check_action(action)
         return self._step(key, state, action, params, auto_reset=False)
@@ -270,15 +342,16 @@ class GymnaxEnv:
         """gymnax's observation of a state (deterministic: `params` and `key` are accepted and ignored)."""
         return self.env.observation(state)
 
-    def is_terminal(self, state: EnvState, params: EnvParams | None = None) -> jax.Array:
-        """gymnax's `is_terminal`: the game ended or the time limit was reached, i.e. the `done` of the step
-        that produced `state` (before any auto-reset)."""
-        params = self._params(params)
-        return state.terminated | ((params.max_steps > 0) & (state.time >= params.max_steps))
+    def is_terminated(self, state: EnvState, params: EnvParams | None = None) -> jax.Array:
+        """gymnax 1.x's `is_terminated`: the game has ended (a time limit is not an end: `step` reports it as
+        `truncated`)."""
+        return state.terminated
+
+    is_terminal = is_terminated  # gymnax 1.x: the same
 
     def discount(self, state: EnvState, params: EnvParams | None = None) -> jax.Array:
-        """gymnax's discount: 0.0 at a terminal state (`is_terminal`), 1.0 otherwise."""
-        return jnp.where(self.is_terminal(state, params), 0.0, 1.0).astype(jnp.float32)
+        """gymnax's discount: 0.0 where the game has ended (`is_terminated`), 1.0 otherwise."""
+        return jnp.where(self.is_terminated(state, params), 0.0, 1.0).astype(jnp.float32)
 
     @partial(jax.jit, static_argnums=0)
     def _reset(self, key, params):
@@ -288,14 +361,15 @@ class GymnaxEnv:
     def _step(self, key, state, action, params, auto_reset: bool):
         stepper = self.auto if auto_reset else self.env
         obs, state, reward, terminated, truncated, info = stepper.step(key, state, action, self._params(params))
-        return obs, state, reward, *_gymnax_flags(terminated, truncated, info)
-
-
-def _gymnax_flags(terminated, truncated, info) -> tuple[jax.Array, dict]:
-    """MaxAtar's two flags as gymnax's one `done`, keeping both in `info` with gymnax's `discount`."""
-    done = terminated | truncated
-    info = {**info, "discount": 1.0 - done.astype(jnp.float32), "terminated": terminated, "truncated": truncated}
-    return done, info
+        final_obs = info.pop("final_obs", None)
+        done = terminated | truncated
+        ended = done if self.legacy_step_api else terminated  # 0.0.x's discount is 0 at a time limit, 1.x's is not
+        info = {**info, "discount": 1.0 - ended.astype(jnp.float32), "terminated": terminated, "truncated": truncated}
+        if self.legacy_step_api:
+            return obs, state, reward, done, info
+        if not auto_reset:
+            return obs, state, reward, terminated, info
+        return obs, state, reward, terminated, truncated, {**info, "final_observation": final_obs}
 
 
 # --- make -------------------------------------------------------------------------------------------------
@@ -306,7 +380,7 @@ def registered_envs() -> list[str]:
     return [*GYMNAX_IDS, *registered_ids()]
 
 
-def make(env_id: str, **env_kwargs) -> tuple[GymnaxEnv, EnvParams]:
+def make(env_id: str, legacy_step_api: bool = False, **env_kwargs) -> tuple[GymnaxEnv, EnvParams]:
     """gymnax's `make(env_id, **env_kwargs) -> (env, env_params)`, so switching a PureJaxRL script from gymnax
     to MaxAtar is a change of import.
 
@@ -324,6 +398,10 @@ def make(env_id: str, **env_kwargs) -> tuple[GymnaxEnv, EnvParams]:
     * anything else goes to the environment's constructor, as `maxatar.make` does (for example Doors' `size`).
 
     `GYMNAX_SETTINGS[env_id]` holds the keywords that reproduce gymnax's own defaults (`setting="gymnax"`).
+
+    `legacy_step_api=True` gives gymnax 0.0.x's step API (five values, `done`; see `GymnaxEnv.step`) for code
+    written for it, PureJaxRL's and purejaxql's wrappers among it. The params answer to gymnax's field names
+    too (`params_class`).
     """
     if not isinstance(env_id, str):
         raise TypeError(f"env_id must be a string, got {env_id!r}")
@@ -336,10 +414,9 @@ def make(env_id: str, **env_kwargs) -> tuple[GymnaxEnv, EnvParams]:
         if "full_action_space" in kwargs:
             raise TypeError("give use_minimal_action_set or full_action_space, not both")
         kwargs["full_action_space"] = not minimal
-    if "max_steps_in_episode" in kwargs:
-        if "max_steps" in kwargs:
-            raise TypeError("give max_steps_in_episode or max_steps, not both (they are the same setting)")
-        kwargs["max_steps"] = kwargs.pop("max_steps_in_episode")
+    kwargs = _maxatar_names(kwargs)
+    if not isinstance(legacy_step_api, (bool, np.bool_)):
+        raise TypeError(f"legacy_step_api must be True or False, got {legacy_step_api!r}")
 
     if env_id in GYMNAX_IDS:
         maxatar_id, name = GYMNAX_IDS[env_id], env_id
@@ -349,4 +426,5 @@ def make(env_id: str, **env_kwargs) -> tuple[GymnaxEnv, EnvParams]:
         raise ValueError(f"unknown environment id {env_id!r}; known ids: {', '.join(registered_envs())}")
     env, params = maxatar_make(maxatar_id, **kwargs)
     params = check_scalar_params(params, env)  # the facade's defaults are one environment's (vmap the calls)
-    return GymnaxEnv(env, params, name), params
+    params = _gymnax_params(type(params), vars(params))
+    return GymnaxEnv(env, params, name, bool(legacy_step_api)), params

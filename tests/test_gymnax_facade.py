@@ -1,64 +1,83 @@
 """`maxatar.gymnax`: gymnax's API over the pure environments, checked with a PureJaxRL-style rollout.
 
 One jitted program rolls out Breakout-MinAtar and CartPole-v1 (8 environments, 64 steps each, vmap inside
-`lax.scan`, params traced) twice: through the facade and through `maxatar.AutoReset` with the same keys, so the
-facade is shown to be AutoReset itself, not merely shaped like it. The rest needs no compilation or only
-CartPole's small one.
+`lax.scan`, params traced, time limits below 64 steps) three times with the same keys: through the facade
+(gymnax 1.x's API), through its `legacy_step_api` mode (0.0.x's) and through `maxatar.AutoReset`, so the facade
+is shown to be AutoReset itself, not merely shaped like it. The rest needs no compilation or only CartPole's
+small one. gymnax's own wrappers on the facade: tests/test_gymnax_wrappers.py.
 """
 
 from __future__ import annotations
+
+import copy
+import pickle
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import maxatar
 from maxatar import gymnax
 from maxatar.episode import AutoReset
 
 N, T = 8, 64
-BREAKOUT_LIMIT = 12  # below T, so time-limit truncations happen alongside terminations
+LIMITS = {"breakout": 12, "cartpole": 24}  # below T, so time-limit truncations happen alongside terminations
 
 
 def rollout(env, params, key, autoreset=None):
     """PureJaxRL's rollout shape: reset a batch, then scan vmapped steps with random actions. With
-    `autoreset`, step through that `AutoReset` (MaxAtar's six values) instead of the facade's `step`."""
+    `autoreset`, step through that `AutoReset` (MaxAtar's six values) instead of the facade's `step`. Each
+    step records (obs, state, action, reward, (terminated, truncated, done, discount), final observation);
+    the legacy API has no final observation (its `obs` stands in)."""
     key, k_reset = jax.random.split(key)
     obs, state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(k_reset, N), params)
+    step = jax.vmap(env.step if autoreset is None else autoreset.step, in_axes=(0, 0, 0, None))
 
     def body(carry, key):
         obs, state = carry
         k_act, k_step = jax.random.split(key)
         action = jax.vmap(env.action_space(params).sample)(jax.random.split(k_act, N))
-        keys = jax.random.split(k_step, N)
-        if autoreset is None:
-            obs, state, reward, done, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(keys, state, action, params)
-            flags = (info["terminated"], info["truncated"], done, info["discount"])
+        out = step(jax.random.split(k_step, N), state, action, params)
+        if autoreset is None and env.legacy_step_api:
+            obs, state, reward, done, info = out
+            flags, final = (info["terminated"], info["truncated"], done, info["discount"]), obs
         else:
-            obs, state, reward, term, trunc, _ = jax.vmap(autoreset.step, in_axes=(0, 0, 0, None))(
-                keys, state, action, params
-            )
-            flags = (term, trunc, term | trunc, 1.0 - (term | trunc).astype(jnp.float32))
-        return (obs, state), (obs, state, action, reward, flags)
+            obs, state, reward, term, trunc, info = out
+            final = info["final_obs"] if autoreset is not None else info["final_observation"]
+            discount = 1.0 - term.astype(jnp.float32) if autoreset is not None else info["discount"]
+            flags = (term, trunc, term | trunc, discount)
+        return (obs, state), (obs, state, action, reward, flags, final)
 
     _, trajectory = jax.lax.scan(body, (obs, state), jax.random.split(key, T))
-    return obs, trajectory
+    return (obs, state), trajectory
 
 
-BREAKOUT, BREAKOUT_PARAMS = gymnax.make("Breakout-MinAtar", max_steps_in_episode=BREAKOUT_LIMIT)
-CARTPOLE, CARTPOLE_PARAMS = gymnax.make("CartPole-v1")
+BREAKOUT, BREAKOUT_PARAMS = gymnax.make("Breakout-MinAtar", max_steps_in_episode=LIMITS["breakout"])
+CARTPOLE, CARTPOLE_PARAMS = gymnax.make("CartPole-v1", max_steps_in_episode=LIMITS["cartpole"])
 ENVS = {"breakout": BREAKOUT, "cartpole": CARTPOLE}
+LEGACY = {name: gymnax.make(env.name, legacy_step_api=True)[0] for name, env in ENVS.items()}
 
 
 @jax.jit
 def run_all(key, breakout_params, cartpole_params):
-    """Both games, facade and AutoReset, in one compiled program (params are traced arguments)."""
+    """Both games, facade, legacy facade and AutoReset, in one compiled program (params are traced arguments)."""
     out = {}
-    for name, env, params in (("breakout", BREAKOUT, breakout_params), ("cartpole", CARTPOLE, cartpole_params)):
+    for name, params in (("breakout", breakout_params), ("cartpole", cartpole_params)):
+        env = ENVS[name]
         out[name] = rollout(env, params, key)
-        out[name + "_auto"] = rollout(env, params, key, AutoReset(env.env))
+        out[name + "_legacy"] = rollout(LEGACY[name], params, key)
+        out[name + "_auto"] = rollout(env, params, key, AutoReset(env.env, final_obs=True))
         # The observations a fresh episode can start from (Breakout: ball left or right).
         out[name + "_fresh"] = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(key, 64), params)[0]
+    # CartPole's steps taken again without the reset, each from the state before it (its dynamics draw nothing
+    # and it has no sticky actions): what each step reached, so the final observation can be checked against it.
+    (_, start), (_, states, actions, *_) = out["cartpole"]
+    before = jax.tree.map(lambda s0, s: jnp.concatenate([s0[None], s[:-1]]), start, states)
+    step_env = jax.vmap(CARTPOLE.step_env, in_axes=(None, 0, 0, None))
+    out["cartpole_reached"] = jax.vmap(step_env, in_axes=(None, 0, 0, None))(key, before, actions, cartpole_params)[0]
     return out
 
 
@@ -70,36 +89,51 @@ def results():
 @pytest.mark.parametrize("name", ["breakout", "cartpole"])
 def test_rollout_shapes_and_dtypes(results, name):
     env = ENVS[name]
-    first_obs, (obs, state, action, reward, (term, trunc, done, discount)) = results[name]
+    (first_obs, _), (obs, state, action, reward, (term, trunc, done, discount), final) = results[name]
     space = env.observation_space(env.default_params)
     assert first_obs.shape == (N, *space.shape) and first_obs.dtype == space.dtype
-    assert obs.shape == (T, N, *space.shape) and obs.dtype == space.dtype
+    for o in (obs, final):
+        assert o.shape == (T, N, *space.shape) and o.dtype == space.dtype
     assert action.shape == (T, N) and action.dtype == jnp.int32
     assert reward.shape == (T, N) and reward.dtype == jnp.float32
     for flag in (term, trunc, done):
         assert flag.shape == (T, N) and flag.dtype == jnp.bool_
     assert discount.dtype == jnp.float32
     np.testing.assert_array_equal(done, term | trunc)
-    np.testing.assert_array_equal(discount, 1.0 - done)
+    np.testing.assert_array_equal(discount, 1.0 - term)  # gymnax 1.x: a time limit is no end of the game
     assert ((action >= 0) & (action < env.num_actions)).all() and len(np.unique(action)) == env.num_actions
 
 
 @pytest.mark.parametrize("name", ["breakout", "cartpole"])
 def test_step_is_autoreset_exactly(results, name):
-    """Same keys, same everything: observations, states, rewards and flags, bit for bit."""
+    """Same keys, same everything: observations, states, rewards, flags and final observations, bit for bit."""
     facade, auto = results[name], results[name + "_auto"]
     for a, b in zip(jax.tree.leaves(facade), jax.tree.leaves(auto), strict=True):
         np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("name", ["breakout", "cartpole"])
+def test_legacy_step_api_is_the_same_step_with_done(results, name):
+    """gymnax 0.0.x's API: the same steps, one `done` flag, `discount = 1 - done`, no final observation."""
+    start, (obs, state, action, reward, (term, trunc, done, discount), _) = results[name]
+    legacy_start, (*legacy, (l_term, l_trunc, l_done, l_discount), _) = results[name + "_legacy"]
+    for a, b in zip(
+        jax.tree.leaves((start, obs, state, action, reward, term, trunc)),
+        jax.tree.leaves((legacy_start, *legacy, l_term, l_trunc)),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(l_done, term | trunc)
+    np.testing.assert_array_equal(l_discount, 1.0 - l_done)
+
+
+@pytest.mark.parametrize("name", ["breakout", "cartpole"])
 def test_done_episodes_reset_in_the_same_step(results, name):
     env = ENVS[name]
-    _, (obs, state, _, reward, (term, trunc, done, _)) = results[name]
+    _, (obs, state, _, reward, (term, trunc, done, _), final) = results[name]
     assert term.any(), "the rollout should contain terminations"
-    if name == "breakout":
-        assert (trunc & ~term).any(), "the rollout should contain time-limit truncations"
-        assert (state.time <= BREAKOUT_LIMIT).all()
+    assert (trunc & ~term).any(), "the rollout should contain time-limit truncations"
+    assert (state.time <= LIMITS[name]).all()
     # A done step returns the next episode's first state and observation.
     assert (state.time[done] == 0).all() and not state.terminated[done].any()
     assert (state.time[~done] > 0).all()
@@ -110,6 +144,17 @@ def test_done_episodes_reset_in_the_same_step(results, name):
     else:
         assert (np.abs(obs[done]) <= 0.05).all()  # CartPole starts uniformly in [-0.05, 0.05]
     np.testing.assert_array_equal(obs, jax.vmap(jax.vmap(env.get_obs))(state))
+    # The final observation is the step's own: the new episode's where none ended, the old one's last where one did.
+    np.testing.assert_array_equal(final[~done], obs[~done])
+    assert all(a.tobytes() != b.tobytes() for a, b in zip(final[done], obs[done], strict=True))
+
+
+def test_final_observation_is_the_episodes_last(results):
+    """CartPole's steps taken again without auto-reset reach exactly the final observations, also at the time
+    limit and at the pole's fall, where the returned observation is already the next episode's."""
+    _, (_, _, _, _, (term, trunc, _, _), final) = results["cartpole"]
+    assert (trunc & ~term).any() and term.any()
+    np.testing.assert_array_equal(final, results["cartpole_reached"])
 
 
 def test_names_action_sets_and_defaults():
@@ -193,12 +238,74 @@ def test_eager_calls_step_env_and_helpers():
     key = jax.random.key(4)
     for _ in range(200):
         key, k = jax.random.split(key)
-        obs, state, reward, done, info = env.step_env(k, state, 1, params)  # always push right: falls soon
-        assert bool(env.is_terminal(state, params)) == bool(done)
-        assert float(env.discount(state, params)) == float(info["discount"]) == 1.0 - bool(done)
-        if done:
+        obs, state, reward, terminated, info = env.step_env(k, state, 1, params)  # always push right: falls soon
+        assert bool(env.is_terminal(state, params)) == bool(env.is_terminated(state)) == bool(terminated)
+        assert float(env.discount(state, params)) == float(info["discount"]) == 1.0 - bool(terminated)
+        if terminated:
             break
-    assert done and info["terminated"] and not info["truncated"] and reward == 1.0
-    obs, state, reward, done, info = env.step_env(key, state, 0, params)  # no auto-reset: stays terminated
-    assert done and reward == 0.0 and state.terminated and state.time > 1
+    assert terminated and info["terminated"] and not info["truncated"] and reward == 1.0
+    obs, state, reward, terminated, info = env.step_env(key, state, 0, params)  # no auto-reset: stays terminated
+    assert terminated and reward == 0.0 and state.terminated and state.time > 1
     np.testing.assert_array_equal(obs, env.get_obs(state))
+
+    # The time limit (24 steps; pushing left and right in turn keeps the pole up): truncated, not terminated, and
+    # the discount stays 1 (gymnax 1.x); the legacy API reports it as done, with discount 0 (0.0.x).
+    _, state = env.reset(jax.random.key(5))
+    legacy = LEGACY["cartpole"]
+    for t in range(LIMITS["cartpole"]):
+        outs = [facade.step_env(jax.random.key(t), state, t % 2, params) for facade in (env, legacy)]
+        state = outs[0][1]
+    (_, _, _, terminated, info), (_, _, _, done, legacy_info) = outs
+    assert info["truncated"] and not terminated and info["discount"] == 1.0 and not env.is_terminal(state)
+    assert done and legacy_info["truncated"] and legacy_info["discount"] == 0.0
+
+
+def test_params_answer_to_gymnax_names():
+    """gymnax's `max_steps_in_episode`, read and replaced, beside MaxAtar's `max_steps`; still MaxAtar params."""
+    params = CARTPOLE_PARAMS
+    assert isinstance(params, maxatar.EnvParams) and params.max_steps_in_episode == params.max_steps == 24
+    shorter = params.replace(max_steps_in_episode=2)
+    assert type(shorter) is type(params) and (shorter.max_steps, shorter.max_steps_in_episode) == (2, 2)
+    assert params.replace(max_steps=3, sticky_action_prob=0.5).max_steps_in_episode == 3
+    with pytest.raises(TypeError, match="not both"):
+        params.replace(max_steps=3, max_steps_in_episode=3)
+    assert jax.tree.leaves(params) == jax.tree.leaves(maxatar.make("maxatar/CartPole-v1", max_steps=24)[1])
+    doors = gymnax.make("maxatar/Doors-v0", size=5, max_steps_in_episode=9)[1]
+    assert isinstance(doors, gymnax.params_class(type(doors).maxatar_class)) and doors.max_steps_in_episode == 9
+    # The replaced time limit is the one the environment keeps.
+    _, state = CARTPOLE.reset(jax.random.key(0), shorter)
+    for t in range(2):
+        _, state, _, terminated, truncated, _ = CARTPOLE.step(jax.random.key(t), state, t % 2, shorter)
+    assert truncated and not terminated and state.time == 0  # reset in the same step
+    with pytest.raises(TypeError, match="legacy_step_api"):
+        gymnax.make("CartPole-v1", legacy_step_api="yes")
+
+
+def test_envs_params_and_wrappers_copy_and_pickle():
+    """Copies and pickles equal the original (so a static jit argument stays the same) and still run."""
+    env, params = gymnax.make("CartPole-v1")
+    auto = AutoReset(env.env)
+    stats = maxatar.EpisodeStatistics(auto)
+    for thing in (env, LEGACY["cartpole"], params, auto, stats, env.observation_space(params), env.action_space()):
+        for copied in (copy.copy(thing), copy.deepcopy(thing), pickle.loads(pickle.dumps(thing))):
+            assert type(copied) is type(thing)
+            if not isinstance(thing, (gymnax.Box, gymnax.Discrete)):
+                assert copied == thing and hash(copied) == hash(thing)
+    assert pickle.loads(pickle.dumps(auto)).num_actions == 2  # forwarding works again once rebuilt
+    copied = pickle.loads(pickle.dumps(env))
+    key = jax.random.key(0)
+    np.testing.assert_array_equal(copied.reset(key, params)[0], env.reset(key, params)[0])
+
+
+def test_the_facade_works_without_gymnax():
+    """Where gymnax cannot be imported, the facade's spaces are its own and everything else is unchanged."""
+    code = (
+        "import sys; sys.modules['gymnax'] = None\n"
+        "import jax\n"
+        "from maxatar import gymnax\n"
+        "env, params = gymnax.make('CartPole-v1')\n"
+        "assert type(gymnax.Box).__name__ == 'type' and gymnax.Box.__mro__[1] is object\n"
+        "obs, state = env.reset(jax.random.key(0), params)\n"
+        "assert len(env.step(jax.random.key(1), state, 1, params)) == 6\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)

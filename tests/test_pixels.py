@@ -138,8 +138,8 @@ def test_render_and_gymnax_facade_show_the_observation():
     genv, gparams = gymnax.make("Asterix-MinAtar", obs_type="rgb", obs_scale=2)
     assert genv.observation_space(gparams).shape == (20, 20, 3) and genv.observation_space(gparams).high == 255
     obs, state = genv.reset(jax.random.key(0), gparams)
-    obs, state, reward, done, info = genv.step(jax.random.key(1), state, 0, gparams)
-    assert obs.shape == (20, 20, 3) and obs.dtype == jnp.uint8
+    obs, state, reward, terminated, truncated, info = genv.step(jax.random.key(1), state, 0, gparams)
+    assert obs.shape == info["final_observation"].shape == (20, 20, 3) and obs.dtype == jnp.uint8
 
 
 def test_bad_values_raise():
