@@ -11,13 +11,20 @@ It also bounds the cache (`jax_compilation_cache_max_size`, least recently used 
 JAX guard every read and write of the directory with a file lock, so processes sharing the cache never read an
 entry another is writing. An entry that cannot be read (a process killed mid-write) is compiled again, with a
 warning from JAX. Only programs that take JAX at least `MIN_COMPILE_SECONDS` to compile are written
-(`jax_persistent_cache_min_compile_time_secs`). The cache is trusted code: keep it in a directory only you can write.
+(`jax_persistent_cache_min_compile_time_secs`).
+
+The cache holds compiled programs that later runs execute, so it must be private: the directories MaxAtar makes
+are `0700` whatever the umask (so the entries JAX writes in them are out of other users' reach), and an existing
+directory that another user owns or that others can write is refused with a warning (the run goes on without a
+cache).
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import stat
+import warnings
 from pathlib import Path
 
 import jax
@@ -42,6 +49,27 @@ def cache_dir() -> Path | None:
     return Path(base) / "maxatar" / "jax"
 
 
+def private_dir(directory: Path) -> bool:
+    """Make `directory` (and any missing parents) with mode 0700, whatever the umask; True if it is then safe to
+    hold compiled code: owned by this user and writable by no one else. Otherwise warn and return False."""
+    missing = [p for p in [directory, *directory.parents] if not p.exists()]
+    try:
+        for path in reversed(missing):
+            path.mkdir(mode=0o700, exist_ok=True)  # mkdir's mode only loses bits to the umask, so 0700 stays 0700
+        info = directory.stat()
+    except OSError:
+        return False  # an unwritable home: compile as if there were no cache
+    owner = getattr(os, "getuid", lambda: info.st_uid)()
+    if info.st_uid != owner or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        warnings.warn(
+            f"not using the compilation cache {directory}: it is owned by another user or writable by others, "
+            f"and it holds code that runs (make it private with `chmod 700 {directory}`, or set {ENV_VAR})",
+            stacklevel=3,
+        )
+        return False
+    return True
+
+
 def enable() -> Path | None:
     """Use the persistent compilation cache in this process, unless it is turned off or the process already
     set a cache directory. Returns the directory in use (None when none is). Cheap and idempotent: safe to call
@@ -52,10 +80,8 @@ def enable() -> Path | None:
     directory = cache_dir()
     if directory is None:
         return None
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None  # an unwritable home: compile as if there were no cache
+    if not private_dir(directory):
+        return None
     jax.config.update("jax_compilation_cache_max_size", MAX_SIZE)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", MIN_COMPILE_SECONDS)
     jax.config.update("jax_compilation_cache_dir", str(directory))

@@ -29,10 +29,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from maxatar import episode
+from maxatar.checks import InputError
 from maxatar.core import RGB, Channel, Environment, EnvParams, observation_bounds
 
 PIXEL_OBS_TYPES = ("rgb", "grayscale")
 OBS_TYPES = (*PIXEL_OBS_TYPES, "flat")
+MAX_OBS_PIXELS = 2**22  # 4096 x 4096 at most: 48 MiB an RGB observation
 MIN_SIDE = 160  # default pictures are at least this many pixels on their short side
 BACKGROUND: RGB = (14, 16, 26)
 GRID_LINE: RGB = (32, 35, 52)
@@ -337,6 +339,12 @@ class PixelObservation(ObservationVariant):
         self.obs_type = obs_type
         self.scale = canvas(env, None if scale is None else int(scale)).scale
         height, width = canvas(env, self.scale).shape
+        if height * width > MAX_OBS_PIXELS:  # refused here, not by an out-of-memory error at the first reset
+            most = math.isqrt(MAX_OBS_PIXELS // (height * width // self.scale**2))
+            raise InputError(
+                f"obs_scale must be at most {most} for {env.name} (pictures of at most {MAX_OBS_PIXELS} pixels), "
+                f"got {scale}: a {height} x {width} picture, {height * width * 3 / 2**20:.0f} MiB an observation"
+            )
         self.obs_shape = (height, width, 3) if obs_type == "rgb" else (height, width)
         self.twin = "maxatar.pixel_twin:PixelTwin" if env.twin else None
 

@@ -109,6 +109,8 @@ def make(env_id: str, setting: str = "minatar", **overrides) -> tuple[Environmen
     obs_type, obs_scale = overrides.pop("obs_type", spec.obs_type), overrides.pop("obs_scale", None)
     if spec.obs_type is not None and obs_type != spec.obs_type:
         raise ValueError(f"{env_id} fixes obs_type={spec.obs_type!r}; for obs_type={obs_type!r} use its plain id")
+    if "minimal_actions" in overrides:  # the constructor's own name for the action set, not a keyword of make
+        raise InputError(f"{env_id}: unexpected argument 'minimal_actions'; the action set is full_action_space")
     ctor_kwargs = dict(spec.kwargs)
     if "full_action_space" in overrides:
         full = overrides.pop("full_action_space")

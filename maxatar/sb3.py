@@ -22,7 +22,7 @@ import jax
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from maxatar.checks import check_num_envs, check_seed
+from maxatar.checks import check_actions, check_num_envs, check_seed
 from maxatar.gym import MaxAtarVectorEnv
 from maxatar.reset_options import DIFFICULTY, STATE, parse
 
@@ -79,10 +79,11 @@ def make_sb3_vec_env(env_id: str, num_envs: int = 8, seed: int | None = None, **
 
         def step_async(self, actions: np.ndarray) -> None:
             """Keep the actions for `step_wait` (the vector step is one synchronous call, which checks them)."""
-            actions = np.asarray(actions)
-            if actions.size != self.num_envs:
-                raise ValueError(f"actions must hold {self.num_envs} actions, one per sub-environment, got {actions!r}")
-            self._actions = actions.reshape(self.num_envs)
+            self._actions = check_actions(actions, self.num_envs, self.venv.single_action_space.n)
+
+        def seed(self, seed: int | None = None):
+            """SB3's seeding, with the seed checked as every front end checks it (`maxatar.checks.check_seed`)."""
+            return super().seed(check_seed(seed))
 
         def step_wait(self):
             """Step every sub-environment: `(obs, rewards, dones, infos)` with SB3's terminal observation,

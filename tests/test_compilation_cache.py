@@ -105,3 +105,24 @@ def test_processes_sharing_the_cache_at_once_all_succeed(tmp_path, processes):
     assert all(p.returncode == 0 for p in running)
     assert len({r["total"] for r in results}) == 1
     assert entries(tmp_path / "shared")
+
+
+def test_the_cache_directories_are_private_whatever_the_umask(tmp_path):
+    old = os.umask(0)
+    try:
+        directory = tmp_path / "made" / "by" / "maxatar"
+        assert compilation_cache.private_dir(directory)
+    finally:
+        os.umask(old)
+    for path in (directory, directory.parent, directory.parent.parent):
+        assert path.stat().st_mode & 0o777 == 0o700, path
+
+
+def test_a_cache_directory_others_can_write_is_refused(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.warns(UserWarning, match="writable by others"):
+        assert not compilation_cache.private_dir(shared)
+    shared.chmod(0o700)
+    assert compilation_cache.private_dir(shared)

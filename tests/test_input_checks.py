@@ -292,6 +292,27 @@ def test_silent_coercions_are_refused():
     refused(lambda: make_sb3_vec_env(GAME, num_envs=2, seed=True), "seed")
 
 
+def test_internal_keywords_sizes_and_sb3_inputs_are_refused():
+    """The constructor's own `minimal_actions` was accepted and ignored; Doors' numpy-integer sizes were refused as
+    "not an integer"; sizes without a bound failed later for want of memory; SB3's adapter took actions of any
+    shape with the right size and `seed(True)` as 1."""
+    for front in ALL_FRONTS:
+        refused(lambda front=front: build(front, minimal_actions=True), "minimal_actions", "full_action_space")
+    refused(lambda: maxatar.make("Doors-v0", size=2**40), "size", "256")
+    refused(lambda: maxatar.make(GAME, obs_type="rgb", obs_scale=10**4), "obs_scale", "MiB")
+    env, _ = maxatar.make("Doors-v0", size=np.int64(9), num_doors=np.int64(2))
+    assert (env.size, env.num_doors) == (9, 2) and type(env.size) is int
+    venv = make_sb3_vec_env(GAME, num_envs=4, seed=0)
+    venv.reset()
+    for actions in (np.zeros((2, 2), int), np.zeros((4, 1), int), np.zeros(4), np.full(4, 6)):
+        refused(lambda actions=actions: venv.step_async(actions), "action")
+    for seed in (True, -1, 1.5):
+        refused(lambda seed=seed: venv.seed(seed), "seed")
+    assert venv.seed(3) == [3, 4, 5, 6]
+    venv.step_async(np.zeros(4, np.int64))
+    assert venv.step_wait()[1].shape == (4,)
+
+
 # --- keywords of every type ----------------------------------------------------------------------------------
 
 NUMPY_SCALARS = [

@@ -22,11 +22,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from maxatar.checks import InputError
 from maxatar.core import Channel, EnvParams, Tabular, pytree_dataclass
 from maxatar.episode import Environment
 from maxatar.prng import uniform_to_int
 
 EMPTY, AGENT, WALL, GOAL = 0, 1, 2, 3
+# The largest grid side: 65,536 cells an observation, 64 kB per environment (a larger grid is refused at
+# construction rather than failing at its first reset for want of memory).
+MAX_SIZE = 256
 # (row, col) offsets of actions 0 stay, 1 right, 2 down, 3 left, 4 up.
 MOVES = ((0, 0), (0, 1), (1, 0), (0, -1), (-1, 0))
 
@@ -76,12 +80,14 @@ class Doors(Environment):
 
     def __init__(self, size: int = 15, num_doors: int = 3):
         super().__init__()
-        if not isinstance(size, int) or isinstance(size, bool) or size < 3:
-            raise ValueError(f"size must be an integer >= 3, got {size!r}")
-        if not isinstance(num_doors, int) or isinstance(num_doors, bool) or not 1 <= num_doors <= size:
-            raise ValueError(f"num_doors must be an integer in [1, {size}], got {num_doors!r}")
-        self.size = size
-        self.num_doors = num_doors
+        if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or not 3 <= size <= MAX_SIZE:
+            raise InputError(
+                f"size must be an integer in [3, {MAX_SIZE}] (an observation of size * size cells), got {size!r}"
+            )
+        if not isinstance(num_doors, (int, np.integer)) or isinstance(num_doors, bool) or not 1 <= num_doors <= size:
+            raise InputError(f"num_doors must be an integer in [1, {size}], got {num_doors!r}")
+        self.size = int(size)
+        self.num_doors = int(num_doors)
 
     @property
     def obs_shape(self) -> tuple[int, ...]:
