@@ -196,7 +196,7 @@ def fence_commands(doc: str) -> str:
     train for minutes to hours, so the test does not run them)."""
     return re.sub(
         r"^    (python -m \S+ .*)$",
-        r"```bash\n\1   # docs: long-running (a full training run)\n```",
+        r"<!-- docs: long-running (a full training run) -->\n```bash\n\1\n```",
         doc,
         flags=re.M,
     )
@@ -223,9 +223,9 @@ def agent_page(algo: str) -> str:
         "`--preset NAME` (or a JSON file of fields) overrides the choice; every field is also an option "
         "(`--help`). See [the agents](index.md) for the common command line and the CartPole results.",
         "",
+        "<!-- docs: long-running (trains for seconds to minutes) -->",
         "```bash",
-        f"python -m maxatar_agents.{algo} --env maxatar/CartPole-v1 --seeds 2 --out runs/{algo}-cartpole"
-        "   # docs: long-running (trains for seconds to minutes)",
+        f"python -m maxatar_agents.{algo} --env maxatar/CartPole-v1 --seeds 2 --out runs/{algo}-cartpole",
         "```",
         "",
     ]

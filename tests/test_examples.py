@@ -1,13 +1,16 @@
 """Every example of the README and of the docs pages runs (issue 40), so an example that stops working fails.
 
 Python: every ```python block runs as it is written, each in a fresh process with the repository as its
-working directory (one test per page, its blocks in page order). A block that is deliberately partial or
-trains for minutes carries `# docs: skip (why)` and is not run.
+working directory (one test per page, its blocks in page order).
 
-Bash: every command line of every ```bash block either runs (in a fresh temporary directory, so the files it
-writes go there; it must exit 0) or carries `# docs: long-running (what it does)`, at the end of the line or
-on a comment line of its own just above it. Comment lines and the continuation lines of a command (after a
-trailing backslash) are neither.
+Bash: every command line of every ```bash block runs in a fresh temporary directory, so the files it writes go
+there; it must exit 0. Comment lines and the continuation lines of a command (after a trailing backslash) are
+not commands.
+
+A block that is not run carries a marker on the line just above its fence, an HTML comment that the rendered
+page does not show: `<!-- docs: skip (why) -->` for a python block that is deliberately partial or trains for
+minutes, `<!-- docs: long-running (what it does) -->` for a bash block that installs, trains, opens a window
+or needs a server. Markers never go inside a block, where readers would copy them.
 
 The pages: README.md, every page under docs/ and the agent pages that docs/conf.py writes at every build from
 the agents' docstrings and presets (docs/make_pages.py `agent_page`; git ignores them). docs/contributing.md
@@ -35,43 +38,56 @@ PAGES = sorted(
     {"README.md", *GENERATED}
     | {str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md") if "_build" not in p.parts}
 )
-SKIP = re.compile(r"# docs: skip \(\S[^)]*\)")
-LONG = re.compile(r"# docs: long-running \(\S[^)]*\)")
-FENCE = re.compile(r"^( *)```(python|bash)\n(.*?)^\1```", re.S | re.M)
+# The marker of a block that is not run, by the block's language; on the line just above the fence.
+MARKERS = {"python": "skip", "bash": "long-running"}
+MARKER = re.compile(r"docs: (skip|long-running) \(\S[^)]*\)")
+INSIDE = re.compile(r"#\s*docs:")  # a marker inside a block, where readers would copy it
+FENCE = re.compile(r"^(?: *<!-- *(docs:[^\n]*?) *-->\n)?( *)```(python|bash)\n(.*?)^\2```", re.S | re.M)
 
 
 def page_text(page: str) -> str:
     return make_pages.agent_page(GENERATED[page]) if page in GENERATED else (ROOT / page).read_text()
 
 
-def blocks(page: str, lang: str) -> list[tuple[int, str]]:
-    """(first line of the code, code) of each ```lang block of the page, dedented as in a list item."""
-    text = page_text(page)
-    return [
-        (text[: m.start()].count("\n") + 2, textwrap.dedent(m.group(3)))
-        for m in FENCE.finditer(text)
-        if m.group(2) == lang
-    ]
+def blocks(page: str, lang: str) -> list[tuple[int, str, str | None]]:
+    return fenced(page_text(page), lang, page)
 
 
-def commands(code: str, first: int) -> list[tuple[int, str, bool]]:
-    """(line, command, marked long-running) for every command of a bash block, continuations joined."""
-    found, pending, joined, start = [], False, "", 0
+def fenced(text: str, lang: str, page: str) -> list[tuple[int, str, str | None]]:
+    """(first line of the code, code, its marker or None) of each ```lang block of a page's text, dedented as in
+    a list item."""
+    found = []
+    for m in FENCE.finditer(text):
+        if m.group(3) != lang:
+            continue
+        line, marker = text[: m.start(2)].count("\n") + 2, m.group(1)
+        if marker is not None:
+            where = f"{page}:{line - 2}"
+            assert MARKER.fullmatch(marker), f"{where}: a marker reads `docs: {MARKERS[lang]} (why)`"
+            assert marker.split()[1] == MARKERS[lang], f"{where}: a {lang} block's marker is `{MARKERS[lang]}`"
+        found.append((line, textwrap.dedent(m.group(4)), marker))
+    return found
+
+
+def check_unmarked_inside(code: str, where: str) -> None:
+    assert not INSIDE.search(code), (
+        f"{where}: a `# docs:` marker inside the block; put it above the fence as <!-- docs: ... -->"
+    )
+
+
+def commands(code: str, first: int) -> list[tuple[int, str]]:
+    """(line, command) for every command of a bash block, continuations joined."""
+    found, joined, start = [], "", 0
     for n, line in enumerate(code.splitlines(), first):
         if joined:
             joined += "\n" + line
-        elif not line.strip():
-            continue
-        elif line.lstrip().startswith("#"):
-            assert "docs:" not in line or LONG.search(line), f"line {n}: a marker needs its reason in parentheses"
-            pending = pending or bool(LONG.search(line))
+        elif not line.strip() or line.lstrip().startswith("#"):
             continue
         else:
             joined, start = line, n
         if not line.rstrip().endswith("\\"):
-            found.append((start, joined, pending or bool(LONG.search(joined))))
-            pending, joined = False, ""
-    assert not pending, "a long-running marker on the block's last line marks no command"
+            found.append((start, joined))
+            joined = ""
     return found
 
 
@@ -93,9 +109,9 @@ def test_no_command_is_shown_outside_a_bash_block(page):
 @pytest.mark.parametrize("page", [p for p in PAGES if blocks(p, "python")])
 def test_the_python_examples_of_the_page_run(page):
     ran = 0
-    for line, code in blocks(page, "python"):
-        if "# docs: skip" in code:
-            assert SKIP.search(code), f"{page}:{line}: `# docs: skip` needs its reason in parentheses"
+    for line, code, marker in blocks(page, "python"):
+        check_unmarked_inside(code, f"{page}:{line}")
+        if marker:
             continue
         run = subprocess.run(
             [sys.executable, "-W", "error::DeprecationWarning:maxatar", "-c", code],
@@ -107,16 +123,17 @@ def test_the_python_examples_of_the_page_run(page):
         assert run.returncode == 0, f"the block at {page}:{line} failed:\n{run.stderr[-3000:]}"
         ran += 1
     if not ran:
-        pytest.skip(f"every python block of {page} is marked `# docs: skip`")
+        pytest.skip(f"every python block of {page} is marked `docs: skip`")
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if blocks(p, "bash")])
-def test_every_bash_command_of_the_page_runs_or_is_marked_long_running(page, tmp_path):
+def test_every_bash_command_of_the_page_runs_or_its_block_is_marked_long_running(page, tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    for first, code in blocks(page, "bash"):
-        for line, command, long_running in commands(code, first):
-            if long_running:
-                continue
+    for first, code, marker in blocks(page, "bash"):
+        check_unmarked_inside(code, f"{page}:{first}")
+        if marker:
+            continue
+        for line, command in commands(code, first):
             run = subprocess.run(
                 ["bash", "-euo", "pipefail", "-c", command],
                 cwd=tmp_path,
@@ -128,17 +145,9 @@ def test_every_bash_command_of_the_page_runs_or_is_marked_long_running(page, tmp
             assert run.returncode == 0, f"`{command}` ({page}:{line}) failed:\n{run.stderr[-3000:]}"
 
 
-def test_the_bash_parser_reads_markers_comments_and_continuations():
-    code = (
-        "# a comment\n"
-        "python -m a --help\n"
-        "# docs: long-running (trains)\n"
-        "python -m b \\\n"
-        "    --x 1\n"
-        "python -m c   # docs: long-running (plays)\n"
-    )
-    assert commands(code, 10) == [
-        (11, "python -m a --help", False),
-        (13, "python -m b \\\n    --x 1", True),
-        (15, "python -m c   # docs: long-running (plays)", True),
-    ]
+def test_the_parsers_read_markers_comments_and_continuations():
+    code = "# a comment\npython -m a --help\npython -m b \\\n    --x 1\n\npython -m c\n"
+    assert commands(code, 10) == [(11, "python -m a --help"), (12, "python -m b \\\n    --x 1"), (15, "python -m c")]
+    page = "text\n\n<!-- docs: long-running (trains) -->\n```bash\npython -m b\n```\n\n  ```python\n  x = 1\n  ```\n"
+    assert fenced(page, "bash", "page.md") == [(5, "python -m b\n", "docs: long-running (trains)")]
+    assert fenced(page, "python", "page.md") == [(9, "x = 1\n", None)]

@@ -1,0 +1,149 @@
+"""The wheel stands alone: built from the tree, installed into a fresh virtual environment and run in an empty
+folder, it runs what the docs promise (the demo, every Gymnasium id, `make_vec`, the gymnax facade, the shipped
+policies, the agents' command line), and carries none of the project's own release pipeline.
+
+The environment sees the system's packages (`--system-site-packages`, so jax and the extras need no download)
+and gets the wheel with `--no-deps`; its own site-packages come first on `sys.path`, and every command checks
+that MaxAtar is imported from there, not from the checkout (which may be installed editable system-wide). The
+release checklist in docs/contributing.md runs the same build with `python -m build` and `twine check`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("maxatar", "maxatar_agents", "renderers")
+# The project's results pipeline (it writes docs/ and README.md): it belongs to the checkout, not to the wheel.
+FORBIDDEN = (
+    "maxatar_agents/results.py",
+    "maxatar_agents/pages.py",
+    "maxatar_agents/machine.py",
+    "maxatar_agents/published.py",
+)
+
+# Run by the environment's interpreter in the empty folder: the API a user meets first, one step of each.
+API = """
+import sys
+from pathlib import Path
+
+import gymnasium
+import jax
+import numpy as np
+
+import maxatar
+import maxatar_agents
+import renderers
+from maxatar import gymnax
+from maxatar_agents import load_policy
+
+for module in (maxatar, maxatar_agents, renderers):
+    assert Path(module.__file__).is_relative_to(sys.prefix), f"{module.__name__} from {module.__file__}"
+
+ids = [i for i in gymnasium.registry if i.startswith("maxatar/")]
+assert len(ids) >= 12, ids
+for env_id in ids:
+    env = gymnasium.make(env_id)
+    env.reset(seed=0)
+    env.step(env.action_space.sample())
+    env.close()
+
+vec = gymnasium.make_vec("maxatar/Breakout-v0", num_envs=4)
+vec.reset(seed=0)
+vec.step(vec.action_space.sample())
+
+env, params = gymnax.make("Breakout-MinAtar")
+obs, state = env.reset(jax.random.key(0), params)
+env.step(jax.random.key(1), state, 0, params)
+
+env_id, act = load_policy("pretrained:maxatar/Breakout-v0")
+assert 0 <= int(act(None, obs)) < 6, env_id
+print(f"{len(ids)} ids, make_vec, gymnax, load_policy: ok")
+"""
+
+# name: (command, the file it writes)
+COMMANDS = {
+    "demo": (
+        "python -m renderers gif --env maxatar/Breakout-v0 --policy pretrained --steps 30 --seed 0 --out x.gif",
+        "x.gif",
+    ),
+    "api": ("python api.py", "api.py"),
+    "agents": (
+        "python -m maxatar_agents.ppo --env maxatar/CartPole-v1 --total-steps 2048 --out run --no-progress",
+        "run/summary.json",
+    ),
+}
+
+
+def copy_sources(dest: Path) -> Path:
+    """What the build reads (pyproject.toml, the readme, the licence files and the packages it finds), without
+    the tree's stale build/ and egg-info directories, which setuptools would otherwise pack."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    names = ["pyproject.toml", project["project"]["readme"], *project["project"]["license-files"]]
+    for name in names:
+        shutil.copy2(ROOT / name, dest / name)
+    patterns = project["tool"]["setuptools"]["packages"]["find"]["include"]
+    for path in ROOT.iterdir():
+        if path.is_dir() and any(fnmatch.fnmatch(path.name, p) for p in patterns):
+            shutil.copytree(path, dest / path.name, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    src = copy_sources(tmp_path_factory.mktemp("src"))
+    out = tmp_path_factory.mktemp("dist")
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
+    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", out, src], check=True)
+    (built,) = out.glob("maxatar-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def venv(wheel, tmp_path_factory) -> Path:
+    """A fresh environment holding the wheel; returns its bin/ directory."""
+    env = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", env], check=True)
+    python = env / "bin" / "python"
+    # The system's pip runs in the environment; --ignore-installed leaves an editable install outside it alone.
+    install = ["-m", "pip", "--disable-pip-version-check", "install", "-q", "--no-deps", "--ignore-installed"]
+    subprocess.run([python, *install, wheel], check=True)
+    return env / "bin"
+
+
+def test_the_wheel_carries_the_packages_the_licence_and_the_shipped_policies(wheel):
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {name.split("/")[0] for name in names} == {*PACKAGES, f"maxatar-{version}.dist-info"}
+    assert f"maxatar-{version}.dist-info/licenses/LICENSE" in names
+    assert any(name.startswith("maxatar_agents/pretrained/Breakout-v0/") for name in names)
+
+
+def test_the_wheel_leaves_the_release_pipeline_in_the_checkout(wheel):
+    carried = [name for name in FORBIDDEN if name in zipfile.ZipFile(wheel).namelist()]
+    assert not carried, f"the wheel carries the project's results pipeline: {carried}"
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_the_installed_wheel_runs_the_documented_commands_in_an_empty_folder(name, venv, tmp_path):
+    (tmp_path / "api.py").write_text(API)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{venv}{os.pathsep}{env['PATH']}"
+    env["MAXATAR_CACHE_DIR"] = str(venv.parent / "jax-cache")  # a fresh environment compiles from scratch
+    command, writes = COMMANDS[name]
+    start = time.perf_counter()
+    run = subprocess.run(command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    print(f"$ {command}   ({time.perf_counter() - start:.1f} s)\n{(run.stdout + run.stderr)[-1500:]}")
+    assert run.returncode == 0, f"`{command}` failed:\n{run.stderr[-3000:]}"
+    assert (tmp_path / writes).is_file()
