@@ -26,7 +26,7 @@ GYMNAX_SETTING_PUBLISHED = {
         "returns": {"Asterix-v0": 15, "Breakout-v0": 28, "Freeway-v0": 58, "SpaceInvaders-v0": 131},
         "frames": 10_000_000,
         "source": "RobertTLange/gymnax README.md @ 086ad95697d5898b95ce3b14fa25f2b0bae4a1fc",
-        "how": "README table (Ckpt (Return) column); budget from gymnax-blines agents/*-MinAtar/ppo.yaml",
+        "how": "README table (Ckpt (Return) column); budget from gymnax-blines `agents/*-MinAtar/ppo.yaml`",
     },
     # gymnax-blines' PPO results files agents/*-MinAtar/ppo.pkl (config ppo.yaml: num_train_steps 10M, 64
     # environments, learning rate 5e-4, MLP on the flattened grid): the last entry of `log_return`, the mean return
@@ -37,7 +37,7 @@ GYMNAX_SETTING_PUBLISHED = {
         "algorithm": "PPO",
         "returns": {"Asterix-v0": 14.95, "Breakout-v0": 22.88, "Freeway-v0": 58.80, "SpaceInvaders-v0": 131.64},
         "frames": 10_000_000,
-        "source": "RobertTLange/gymnax-blines agents/*-MinAtar/ppo.pkl @ 3f029d6b98afb0d654d387b5bc0f7a592373ad66",
+        "source": "RobertTLange/gymnax-blines `agents/*-MinAtar/ppo.pkl` @ 3f029d6b98afb0d654d387b5bc0f7a592373ad66",
         "how": "results file: last log_return (at log_steps 9,919,936), rounded to 2 decimals",
     },
 }
@@ -50,7 +50,7 @@ GYMNAX_SETTING_BUDGETS = {
     "gymnax-blines PPO": {
         "frames": 10_000_000,
         "num_envs": 64,
-        "source": "RobertTLange/gymnax-blines agents/*-MinAtar/ppo.yaml @ 3f029d6b98afb0d654d387b5bc0f7a592373ad66",
+        "source": "RobertTLange/gymnax-blines `agents/*-MinAtar/ppo.yaml` @ 3f029d6b98afb0d654d387b5bc0f7a592373ad66",
         "how": "config file: num_train_steps 10000000, num_train_envs 64 (Seaquest has no config)",
     },
     "purejaxql PQN": {

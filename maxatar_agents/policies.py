@@ -38,6 +38,20 @@ from maxatar_agents.checkpoint import (
 )
 
 
+class Policy(jax.tree_util.Partial):
+    """`load_policy`'s act function: a `Partial` holding the params, printed by its size (a `Partial`'s repr
+    lists every array)."""
+
+    def __repr__(self) -> str:
+        return f"Policy({sum(x.size for x in jax.tree.leaves(self.args)):,} parameters)"
+
+
+# A subclass is no pytree by inheritance: registered, so that a jitted caller still takes the params as arguments.
+jax.tree_util.register_pytree_node(
+    Policy, lambda p: ((p.args, p.keywords), p.func), lambda func, xs: Policy(func, *xs[0], **xs[1])
+)
+
+
 def load_policy(path: str | Path, seed_index: int | None = None) -> tuple[str, Callable]:
     """The trained policy of a checkpoint: `(env_id, act_fn)` with `act_fn(params_or_none, obs) -> action`.
 
@@ -77,7 +91,7 @@ def load_policy(path: str | Path, seed_index: int | None = None) -> tuple[str, C
     # Jitted once here, so that a Python loop calling `act_fn(None, obs)` dispatches one compiled program (tens
     # of microseconds) instead of running the network op by op (milliseconds); inside a jitted caller the
     # inner jit is inlined. Each observation shape (one, or a batch) compiles once.
-    return meta["env_id"], jax.tree_util.Partial(jax.jit(functools.partial(_act, program.act)), params)
+    return meta["env_id"], Policy(jax.jit(functools.partial(_act, program.act)), params)
 
 
 def _policy_leaves(program: Any, num_seeds: int) -> tuple[list[str], Any]:

@@ -85,3 +85,5 @@ def test_load_policy_act_is_jitted_and_the_same_policy():
     np.testing.assert_array_equal(np.asarray(act(params, np.stack(obs))), one_by_one)
     unjitted = act.func.__wrapped__  # the same computation without jit: the same actions
     np.testing.assert_array_equal(np.asarray(unjitted(params, None, np.stack(obs))), one_by_one)
+    assert repr(act) == "Policy(132,822 parameters)"  # its size, not every weight (a Partial's repr ran to 34k chars)
+    assert type(jax.tree.map(lambda x: x, act)) is type(act)
