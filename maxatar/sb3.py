@@ -79,6 +79,8 @@ def make_sb3_vec_env(env_id: str, num_envs: int = 8, seed: int | None = None, **
 
         def step_async(self, actions: np.ndarray) -> None:
             """Keep the actions for `step_wait` (the vector step is one synchronous call, which checks them)."""
+            if np.shape(actions) == (self.num_envs, 1):  # SB3's column of discrete actions (its buffers' layout)
+                actions = np.reshape(actions, self.num_envs)
             self._actions = check_actions(actions, self.num_envs, self.venv.single_action_space.n)
 
         def seed(self, seed: int | None = None):

@@ -304,7 +304,7 @@ def test_internal_keywords_sizes_and_sb3_inputs_are_refused():
     assert (env.size, env.num_doors) == (9, 2) and type(env.size) is int
     venv = make_sb3_vec_env(GAME, num_envs=4, seed=0)
     venv.reset()
-    for actions in (np.zeros((2, 2), int), np.zeros((4, 1), int), np.zeros(4), np.full(4, 6)):
+    for actions in (np.zeros((2, 2), int), np.zeros((1, 4), int), np.zeros(4), np.full(4, 6)):
         refused(lambda actions=actions: venv.step_async(actions), "action")
     for seed in (True, -1, 1.5):
         refused(lambda seed=seed: venv.seed(seed), "seed")
@@ -512,7 +512,7 @@ def test_vector_actions_of_every_type(front, data):
     for e in (env, untouched):
         start(front, e, 6)
     array = np.asarray(actions)
-    if front == "sb3" and array.size == n:
+    if front == "sb3" and array.shape == (n, 1):
         array = array.reshape(n)  # SB3 hands (n, 1) action batches over too
     ok = array.shape == (n,) and np.issubdtype(array.dtype, np.integer) and np.all((array >= 0) & (array < 6))
     if not ok:
