@@ -66,7 +66,7 @@ def current(env_id: str) -> dict:
 
 def test_every_id_is_recorded():
     recorded = json.loads(RECORD.read_text())
-    assert sorted(recorded) == sorted(IDS), f"the recorded ids differ from the registry's: re-record with {RECORD_COMMAND}"
+    assert sorted(recorded) == sorted(IDS), f"recorded ids differ from the registry: re-record with {RECORD_COMMAND}"
 
 
 @pytest.mark.parametrize("env_id", IDS)
