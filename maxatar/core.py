@@ -176,6 +176,7 @@ class Environment:
                            `state_values` (the game state's fields by default). A chosen start state
                            (`reset(options={"state": ...})`) outside them is refused (`maxatar.checks`), so
                            neither the JAX step nor a twin ever sees such a value. Every value but bools needs one.
+      version              the behaviour version: bumped when fixed-seed trajectories change (`tests/test_versions.py`)
     """
 
     name: ClassVar[str] = "environment"
@@ -202,6 +203,7 @@ class Environment:
     keymap: ClassVar[dict[str, int]] = MINATAR_KEYMAP
     idle_action: ClassVar[int | None] = 0
     state_ranges: ClassVar[dict[str, range | tuple[float, float]]] = {}
+    version: ClassVar[int] = 0
 
     def __init__(self, minimal_actions: bool = False):
         full = tuple(range(self.num_game_actions))

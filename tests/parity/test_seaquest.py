@@ -26,21 +26,11 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from maxatar.core import Draws, EnvParams, EnvState
-from maxatar.games.seaquest.rules import (
-    BULLET_BITS,
-    BULLET_RECORD,
-    DIVER_BITS_PER_RECORD,
-    DIVER_RECORD,
-    NUM_ENEMY_SLOTS,
-    SUB_THRESHOLD,
-    Seaquest,
-    SeaquestDraws,
-)
+from maxatar.games.seaquest.layout import BULLET_RECORD, DIVER_RECORD, NUM_ENEMY_SLOTS, record_fields, slot_flags
+from maxatar.games.seaquest.rules import SUB_THRESHOLD, Seaquest, SeaquestDraws
 from maxatar.games.seaquest.twin import (
     SCALARS,  # the state's scalar fields, named once
     SeaquestTwin,
-    slot_flags,
-    unpack_records,
 )
 from tests.parity import harness
 from tests.parity.harness import CHUNK, PROBS, SMALL_PROBS, from_list
@@ -654,12 +644,11 @@ def test_divers_picked_newest_first_when_only_one_fits():
 STRESS_CHUNKS = 40
 
 
-def _most_live(words, *records) -> int:
-    """The most live slots (of slot masks) or live records (of packed words, given their layout and width) in
-    one row, read with the twin's decoders (cheaper than a whole `from_pure` per row)."""
-    if not records:
-        return max(sum(slot_flags(w)) for w in words)
-    return max(sum(r[0] for r in unpack_records(w, *records)) for w in words)
+def _most_live(words, layout=None) -> int:
+    """The most live slots (of slot masks) or live records (of packed words, given their layout) in one row, read
+    with the layout's decoders (cheaper than a whole `from_pure` per row)."""
+    live = slot_flags(words) if layout is None else record_fields(words, layout)["alive"]
+    return int(live.sum(axis=-1).max())
 
 
 def stress(begin: dict, bob: bool, seed: int) -> dict:
@@ -691,8 +680,8 @@ def stress(begin: dict, bob: bool, seed: int) -> dict:
         seen["overflow"] |= bool(g.overflow.any())
         seen["enemies"] = max(seen["enemies"], _most_live(g.e_alive))
         seen["bullets"] = max(seen["bullets"], _most_live(g.b_alive))
-        seen["divers"] = max(seen["divers"], _most_live(g.divers, DIVER_RECORD, DIVER_BITS_PER_RECORD))
-        seen["friendly"] = max(seen["friendly"], _most_live(g.f_bullets, BULLET_RECORD, BULLET_BITS))
+        seen["divers"] = max(seen["divers"], _most_live(g.divers, DIVER_RECORD))
+        seen["friendly"] = max(seen["friendly"], _most_live(g.f_bullets, BULLET_RECORD))
         seen["ramp"] = max(seen["ramp"], int(g.ramp_index.max()))
         if bool(states.terminated[-1]):
             state = state_from_start(begin)

@@ -32,8 +32,6 @@ from maxatar.twin import Twin
 class CartPoleTwin(Twin):
     """State: a list [x, x_dot, theta, theta_dot] of Python (float64) floats."""
 
-    bit_exact = False  # see the module docstring
-
     def reset(self, uniforms):
         # numpy's `uniform(low, high)` is `low + (high - low) * u`, in float64.
         return [-RESET_BOUND + (2 * RESET_BOUND) * u for u in uniforms]

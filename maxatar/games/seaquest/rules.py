@@ -60,10 +60,22 @@ import numpy as np
 
 from maxatar.core import TRAIL, Channel, EnvParams, pytree_dataclass
 from maxatar.episode import Environment
+from maxatar.games.seaquest.layout import (
+    BULLET_RECORD,
+    BULLET_X_PLANES,
+    DIVER_RECORD,
+    MOVE_PLANES,
+    NUM_ENEMY_SLOTS,
+    SHOT_PLANES,
+    X_PLANES,
+    Y_PLANES,
+    record_fields,
+    record_width,
+    slot_flags,
+    slot_values,
+)
 from maxatar.prng import materialize, uniform_to_int
 from maxatar.settings import minatar_game
-
-NUM_ENEMY_SLOTS = 30
 
 MAX_OXYGEN = 200
 INIT_SPAWN_SPEED = 20
@@ -79,15 +91,8 @@ MIN_MOVE_SPEED = 2  # the ramp stops once the spawn interval is 1 and the move i
 MAX_LEVEL = INIT_SPAWN_SPEED - 1  # the spawn interval gets there last
 HALF = np.float32(0.5)
 
-# Bit planes of the enemy ring's integer fields (the stored value is the field plus an offset).
-X_PLANES = 4  # x + 1: 0 (x = -1, just left the board) .. 11 (x = 10)
-Y_PLANES = 3  # y - 1: rows 1..8
-MOVE_PLANES = 3  # move timer 0..5
-SHOT_PLANES = 4  # shot timer 0..10
-BULLET_X_PLANES = 4  # enemy bullet x + 2: -2 .. 11
 ALL = np.uint32((1 << NUM_ENEMY_SLOTS) - 1)
 NOTHING = np.uint32(0)
-DIVER_BITS = np.left_shift(np.uint32(1), np.arange(NUM_ENEMY_SLOTS, NUM_ENEMY_SLOTS + 2, dtype=np.uint32))
 ROW_BITS = np.left_shift(np.uint8(1), np.arange(8, dtype=np.uint8))  # bit r of a row-mask byte
 COLS = np.arange(10, dtype=np.int32)
 
@@ -221,16 +226,13 @@ def _off_board(x):
     return (x < 0) | (x > 9)
 
 
-# Packed 2-record lists: field name -> (bit offset in the record, width). Records are unpacked into int32
-# (flags into bool) scalars, processed, and packed again: one output instead of one per field and record,
-# which XLA's CPU backend would each recompute from the whole step.
-BULLET_RECORD = {"alive": (0, 1), "dir": (1, 1), "x": (2, 4), "y": (6, 4)}
-DIVER_RECORD = {"alive": (0, 1), "lr": (1, 1), "x": (2, 4), "y": (6, 4), "move": (10, 3)}
-BULLET_BITS, DIVER_BITS_PER_RECORD = 10, 13
+# The packed 2-record lists (`layout.BULLET_RECORD`, `layout.DIVER_RECORD`) are unpacked into int32 (flags into
+# bool) scalars, processed, and packed again: one output instead of one per field and record, which XLA's CPU
+# backend would each recompute from the whole step.
 
 
-def _unpack(word, layout, width):
-    records = []
+def _unpack(word, layout):
+    width, records = record_width(layout), []
     for k in range(2):
         record = {}
         for name, (offset, bits) in layout.items():
@@ -240,8 +242,8 @@ def _unpack(word, layout, width):
     return records
 
 
-def _pack(records, layout, width):
-    word = jnp.int32(0)
+def _pack(records, layout):
+    width, word = record_width(layout), jnp.int32(0)
     for k, record in enumerate(records):
         for name, (offset, bits) in layout.items():
             value = record[name].astype(jnp.int32) & ((1 << bits) - 1)
@@ -572,37 +574,28 @@ class Seaquest(Environment):
         "e_shot": range(ENEMY_SHOT_INTERVAL + 1),
         "b_x": range(14),  # x + 2: -2 .. 11
         "e_next": range(NUM_ENEMY_SLOTS),
-        "f_bullets": range(2 ** (2 * BULLET_BITS)),
+        "f_bullets": range(2 ** (2 * record_width(BULLET_RECORD))),
         "f_bullets y": range(9),
-        "divers": range(2 ** (2 * DIVER_BITS_PER_RECORD)),
+        "divers": range(2 ** (2 * record_width(DIVER_RECORD))),
         "divers y": range(9),
         "divers move": range(DIVER_MOVE_INTERVAL + 1),
     }
 
     def state_values(self, game: SeaquestState) -> dict[str, np.ndarray]:
         """The state's fields, the ring's bit planes both as stored and decoded per slot (..., 30), and the packed
-        friendly bullets' and divers' fields per record (..., 2)."""
+        friendly bullets' and divers' fields per record (..., 2) (`maxatar.games.seaquest.layout`)."""
         g = jax.tree.map(np.asarray, game)
         values = {}
         for field in dataclasses.fields(g):
             value = getattr(g, field.name)
             if isinstance(value, tuple):
-                planes = np.stack(value, axis=-1)  # (..., planes)
-                values[f"{field.name} planes"] = planes
-                bits = (planes[..., None, :].astype(np.int64) >> np.arange(NUM_ENEMY_SLOTS)[:, None]) & 1
-                values[field.name] = np.sum(bits << np.arange(planes.shape[-1]), axis=-1)  # (..., 30)
+                values[f"{field.name} planes"] = np.stack(value, axis=-1)  # (..., planes)
+                values[field.name] = slot_values(value)
             else:
                 values[field.name] = value
-        for name, layout, width in (
-            ("f_bullets", BULLET_RECORD, BULLET_BITS),
-            ("divers", DIVER_RECORD, DIVER_BITS_PER_RECORD),
-        ):
-            word = values[name].astype(np.int64)
-            for part in ("y", "move") if name == "divers" else ("y",):
-                offset, bits = layout[part]
-                values[f"{name} {part}"] = np.stack(
-                    [(word >> (k * width + offset)) & ((1 << bits) - 1) for k in range(2)], axis=-1
-                )
+        values["f_bullets y"] = record_fields(g.f_bullets, BULLET_RECORD)["y"]
+        divers = record_fields(g.divers, DIVER_RECORD)
+        values["divers y"], values["divers move"] = divers["y"], divers["move"]
         return values
 
     def state_rules(self, state) -> list[str]:
@@ -610,10 +603,7 @@ class Seaquest(Environment):
         enemy bullet's slot holds a sub; the two-record lists are compacted; oxygen is -1 only once the episode
         ended; the intervals are those of the ramp's level."""
         values = self.state_values(state.game)
-        slots = np.arange(NUM_ENEMY_SLOTS)
-        e_alive = (values["e_alive"].astype(np.int64)[..., None] >> slots) & 1 == 1
-        b_alive = (values["b_alive"].astype(np.int64)[..., None] >> slots) & 1 == 1
-        e_sub = (values["e_sub"].astype(np.int64)[..., None] >> slots) & 1 == 1
+        e_alive, b_alive, e_sub = (slot_flags(values[name]) for name in ("e_alive", "b_alive", "e_sub"))
         problems = []
         if np.any(e_alive & ((values["e_x"] < 1) | (values["e_x"] > 10))):
             problems.append("a live enemy (game.e_alive) is off the board (game.e_x)")
@@ -621,23 +611,15 @@ class Seaquest(Environment):
             problems.append("a live enemy bullet (game.b_alive) is off the board (game.b_x)")
         if np.any(b_alive & ~e_sub):
             problems.append("an enemy bullet (game.b_alive) belongs to a slot that holds no sub (game.e_sub)")
-        for name, layout, width in (
-            ("f_bullets", BULLET_RECORD, BULLET_BITS),
-            ("divers", DIVER_RECORD, DIVER_BITS_PER_RECORD),
-        ):
-            word = values[name].astype(np.int64)
-            alive = [(word >> (k * width)) & 1 == 1 for k in range(2)]
-            x = [(word >> (k * width + layout["x"][0])) & 15 for k in range(2)]
-            if np.any(alive[1] & ~alive[0]):
+        for name, layout in (("f_bullets", BULLET_RECORD), ("divers", DIVER_RECORD)):
+            records = record_fields(values[name], layout)
+            alive = records["alive"] == 1  # (..., 2)
+            if np.any(alive[..., 1] & ~alive[..., 0]):
                 problems.append(f"game.{name} is not compacted (record 1 live, record 0 not)")
-            if np.any((alive[0] & (x[0] > 9)) | (alive[1] & (x[1] > 9))):
+            if np.any(alive & (records["x"] > 9)):
                 problems.append(f"a live record of game.{name} is off the board (x above 9)")
-        diver_y = values["divers y"]
-        divers_alive = np.stack(
-            [(values["divers"].astype(np.int64) >> (k * DIVER_BITS_PER_RECORD)) & 1 == 1 for k in range(2)], -1
-        )
-        if np.any(divers_alive & (diver_y == 0)):
-            problems.append("a live diver (game.divers) is on row 0")
+            if name == "divers" and np.any(alive & (records["y"] == 0)):
+                problems.append("a live diver (game.divers) is on row 0")
         if np.any((values["oxygen"] < 0) & ~np.asarray(state.terminated)):
             problems.append("game.oxygen is -1 in an episode that has not ended")
         level = values["ramp_index"].astype(np.int32)
@@ -701,8 +683,8 @@ class Seaquest(Environment):
         """The reference's step order, one phase per function below."""
         turn = _Turn(
             game=game,
-            bullets=_unpack(game.f_bullets, BULLET_RECORD, BULLET_BITS),
-            divers=_unpack(game.divers, DIVER_RECORD, DIVER_BITS_PER_RECORD),
+            bullets=_unpack(game.f_bullets, BULLET_RECORD),
+            divers=_unpack(game.divers, DIVER_RECORD),
             reward=jnp.int32(0),
             terminal=jnp.bool_(False),
         )
@@ -719,8 +701,8 @@ class Seaquest(Environment):
             turn.game,
             sub_x=turn.game.sub_x.astype(jnp.int8),
             sub_y=turn.game.sub_y.astype(jnp.int8),
-            f_bullets=_pack(_compact(turn.bullets), BULLET_RECORD, BULLET_BITS),
-            divers=_pack(_compact(turn.divers), DIVER_RECORD, DIVER_BITS_PER_RECORD),
+            f_bullets=_pack(_compact(turn.bullets), BULLET_RECORD),
+            divers=_pack(_compact(turn.divers), DIVER_RECORD),
         )
         return next_game, turn.reward.astype(jnp.float32), materialize(turn.terminal)
 
@@ -752,8 +734,8 @@ class Seaquest(Environment):
             """`cells` with the cell of one entity (if alive and on the board) added."""
             return cells | jnp.where(alive & (x == COLS), jnp.left_shift(u16(1), y.astype(u16)), u16(0))
 
-        divers = _unpack(g.divers, DIVER_RECORD, DIVER_BITS_PER_RECORD)
-        bullets = _unpack(g.f_bullets, BULLET_RECORD, BULLET_BITS)
+        divers = _unpack(g.divers, DIVER_RECORD)
+        bullets = _unpack(g.f_bullets, BULLET_RECORD)
         no_cells = jnp.zeros(10, u16)
         sub_row = jnp.left_shift(u16(1), g.sub_y.astype(u16))
         back_x = jnp.where(g.sub_or, g.sub_x - 1, g.sub_x + 1)

@@ -1,7 +1,9 @@
 """Seaquest's twin (see `maxatar.games.seaquest.rules` for the rules, the reference quirks and the JAX storage).
 
-The JAX state is bit-sliced: a ring of 30 enemy slots (one uint32 per flag, one per bit of each small field),
-each slot owning one enemy-bullet slot, and two packed 2-record lists for friendly bullets and divers. The twin
+The JAX state is bit-sliced (`layout.py`): a ring of 30 enemy slots (one uint32 per flag, one per bit of each
+small field), each slot owning one enemy-bullet slot, and two packed 2-record lists for friendly bullets and
+divers; `to_pure` and `from_pure` convert through the layout's encoder and decoder. The step is the JAX step's
+phases, with the same names in the same order (the enemies' walk is shared by subs and fish likewise). The twin
 keeps one mutable `_Slot` object per ring slot, plus the live ones in lists (enemies oldest first, live enemy
 bullets), so a step only walks the live entities, and `to_pure` packs the 30 slots back into the same bits. A
 dead slot keeps whatever the JAX step leaves in it: its enemy's last fields (an enemy that moved off the board
@@ -15,26 +17,32 @@ from __future__ import annotations
 
 import numpy as np
 
-from maxatar.games.seaquest.rules import (
-    BULLET_BITS,
+from maxatar.games.seaquest.layout import (
     BULLET_RECORD,
     BULLET_X_PLANES,
-    DIVER_BITS_PER_RECORD,
-    DIVER_MOVE_INTERVAL,
     DIVER_RECORD,
+    MOVE_PLANES,
+    NUM_ENEMY_SLOTS,
+    SHOT_PLANES,
+    X_PLANES,
+    Y_PLANES,
+    pack_records,
+    record_fields,
+    slot_flags,
+    slot_mask,
+    slot_planes,
+    slot_values,
+)
+from maxatar.games.seaquest.rules import (
+    DIVER_MOVE_INTERVAL,
     DIVER_SPAWN_SPEED,
     ENEMY_SHOT_INTERVAL,
     INIT_MOVE_SPEED,
     INIT_SPAWN_SPEED,
     MAX_OXYGEN,
     MIN_MOVE_SPEED,
-    MOVE_PLANES,
-    NUM_ENEMY_SLOTS,
     SHOT_COOL_DOWN,
-    SHOT_PLANES,
     SUB_THRESHOLD,
-    X_PLANES,
-    Y_PLANES,
     SeaquestState,
 )
 from maxatar.twin import Twin, randint
@@ -78,47 +86,17 @@ class _Game:
     enemy has used it); `enemies`: the live ones in spawn order, oldest first; `shots`: the slots whose enemy
     bullet is alive (any order).
     `bullets`: two friendly bullet records [alive, right, x, y]; `divers`: two diver records
-    [alive, lr, x, y, move timer]; record 0 is the older, x is stored as in its 4 bits (0..15)."""
+    [alive, lr, x, y, move timer]; record 0 is the older, x is stored as in its 4 bits (0..15).
+    `reward` and `terminal`: what the step in progress has earned and ended so far (as the JAX step's `_Turn`)."""
 
-    __slots__ = (*SCALARS, "e_next", "overflow", "slots", "enemies", "shots", "bullets", "divers")
-
-
-def _planes(values, n):
-    """Bit-slice one small unsigned integer per slot into n uint32 planes."""
-    return tuple(np.uint32(sum(((v >> b) & 1) << i for i, v in enumerate(values))) for b in range(n))
+    __slots__ = (*SCALARS, "e_next", "overflow", "slots", "enemies", "shots", "bullets", "divers", "reward", "terminal")
 
 
-def _unplanes(planes):
-    return [sum(((int(p) >> i) & 1) << b for b, p in enumerate(planes)) for i in range(NUM_ENEMY_SLOTS)]
-
-
-def _mask(flags):
-    return np.uint32(sum(1 << i for i, f in enumerate(flags) if f))
-
-
-def _pack(records, layout, width):
-    word = 0
-    for k, record in enumerate(records):
-        for value, (offset, bits) in zip(record, layout.values(), strict=True):
-            word |= (int(value) & ((1 << bits) - 1)) << (k * width + offset)
-    return np.int32(word)
-
-
-def slot_flags(mask) -> list[bool]:
-    """The per-slot flags of a uint32 slot mask (bit i is ring slot i): the inverse of `_mask`."""
-    mask = int(mask)
-    return [(mask >> i) & 1 == 1 for i in range(NUM_ENEMY_SLOTS)]
-
-
-def unpack_records(word, layout, width) -> list[list]:
-    """The two records of a packed word (`BULLET_RECORD` or `DIVER_RECORD` of `width` bits each), record 0 the
-    older, as the twin keeps them: [alive, direction, x, y(, move timer)]; the inverse of `_pack`."""
-    word = int(word)
-    records = []
-    for k in range(2):
-        record = [(word >> (k * width + offset)) & ((1 << bits) - 1) for offset, bits in layout.values()]
+def _records(word, layout) -> list[list]:
+    """The two records of a packed word as the twin keeps them: [alive, direction, x, y(, move timer)]."""
+    records = np.stack(list(record_fields(word, layout).values()), axis=-1).tolist()
+    for record in records:
         record[0], record[1] = record[0] == 1, record[1] == 1  # alive and the direction are flags
-        records.append(record)
     return records
 
 
@@ -132,6 +110,227 @@ def _push(records, new) -> bool:
     else:
         return True
     return False
+
+
+# --- one step, phase by phase with the JAX step's phase names (`rules.py`), each mutating the game in place and
+# adding to its `reward` and `terminal` ---------------------------------------------------------------------
+
+
+def _spawn_enemy(g, uniforms) -> None:
+    """The spawn timer being due, a fish or sub enters, unless a live enemy moving the other way holds its row."""
+    g.e_spawn_timer = g.e_spawn_speed
+    lr = uniforms[0] < 0.5
+    row = randint(uniforms[2], 1, 9)
+    for e in g.enemies:
+        if e.y == row and e.lr != lr:
+            return
+    s = g.slots[g.e_next]
+    if s is None:
+        s = g.slots[g.e_next] = _Slot(g.e_next)
+    if s.alive or s.firing:  # never in reachable play: the slot is kept, the flag set
+        g.overflow = True
+        return
+    s.alive, s.sub, s.lr, s.x, s.y = True, uniforms[1] < _SUB, lr, 0 if lr else 9, row
+    s.move, s.shot = g.move_speed, ENEMY_SHOT_INTERVAL
+    g.enemies.append(s)
+    g.e_next = 0 if g.e_next == NUM_ENEMY_SLOTS - 1 else g.e_next + 1
+
+
+def _spawn_diver(g, uniforms) -> None:
+    """The diver timer being due, a diver enters from its side, into the first free record."""
+    g.d_spawn_timer = DIVER_SPAWN_SPEED
+    lr = uniforms[3] < 0.5
+    if _push(g.divers, [True, lr, 0 if lr else 9, randint(uniforms[4], 1, 9), DIVER_MOVE_INTERVAL]):
+        g.overflow = True
+
+
+def _act(g, action) -> None:
+    """The player fires (if the gun is ready) or moves."""
+    if action == 5:
+        if g.shot_timer == 0:
+            g.shot_timer = SHOT_COOL_DOWN
+            if _push(g.bullets, [True, g.sub_or, g.sub_x, g.sub_y]):
+                g.overflow = True
+    elif action == 1:
+        g.sub_x -= g.sub_x > 0
+        g.sub_or = False
+    elif action == 3:
+        g.sub_x += g.sub_x < 9
+        g.sub_or = True
+    elif action == 2:
+        g.sub_y -= g.sub_y > 0
+    elif action == 4:
+        g.sub_y += g.sub_y < 8
+
+
+def _move_friendly_bullets(g) -> None:
+    """Friendly bullets, newest first: every record moves (its x wraps in 4 bits); a live one on the board hits
+    the oldest fish on its cell, else the oldest sub."""
+    for b in (g.bullets[1], g.bullets[0]):
+        x = b[2] + (1 if b[1] else -1)
+        b[2] = x & 15
+        if b[0]:
+            if 0 <= x <= 9:
+                y = b[3]
+                victim = None
+                for e in g.enemies:
+                    if e.x == x and e.y == y:
+                        if not e.sub:
+                            victim = e
+                            break
+                        if victim is None:
+                            victim = e
+                if victim is not None:
+                    victim.alive = b[0] = False
+                    g.enemies.remove(victim)
+                    g.reward += 1
+            else:
+                b[0] = False
+
+
+def _move_divers(g) -> None:
+    """Divers, newest first: picked up where they stand, else on their move (at most six on board the sub)."""
+    count, sub_x, sub_y = g.diver_count, g.sub_x, g.sub_y
+    for d in (g.divers[1], g.divers[0]):
+        if d[0]:
+            on_row = d[3] == sub_y
+            if on_row and d[2] == sub_x and count < 6:
+                d[0] = False
+                count += 1
+            elif d[4] == 0:
+                x = d[2] + (1 if d[1] else -1)
+                d[2], d[4] = x & 15, DIVER_MOVE_INTERVAL
+                if not 0 <= x <= 9:
+                    d[0] = False
+                elif on_row and x == sub_x and count < 6:
+                    d[0] = False
+                    count += 1
+            else:
+                d[4] -= 1
+    g.diver_count = count
+
+
+def _move_enemies(g, movers) -> None:
+    """The enemies in `movers` (the live fish or subs, oldest first) touch the sub, move when due, leave the
+    board, or meet a friendly bullet: each mover, newest first, takes the oldest live friendly bullet on its
+    cell."""
+    sub_x, sub_y, move_speed = g.sub_x, g.sub_y, g.move_speed
+    dead, moved = False, []
+    for e in movers:
+        x = e.x
+        if x == sub_x and e.y == sub_y:  # on the sub before its move
+            g.terminal = True
+        if e.move == 0:
+            x = e.x = x + 1 if e.lr else x - 1
+            e.move = move_speed
+            if not 0 <= x <= 9:
+                e.alive = False
+                dead = True
+            elif x == sub_x and e.y == sub_y:  # onto the sub: it stays, the game ends
+                g.terminal = True
+            else:
+                moved.append(e)
+        else:
+            e.move -= 1
+    b0, b1 = g.bullets
+    if moved and (b0[0] or b1[0]):
+        k0 = k1 = None
+        for e in reversed(moved):
+            if b0[0] and k0 is None and e.x == b0[2] and e.y == b0[3]:
+                k0 = e
+            elif b1[0] and k1 is None and e.x == b1[2] and e.y == b1[3]:
+                k1 = e
+        for k, b in ((k0, b0), (k1, b1)):
+            if k is not None:
+                k.alive = b[0] = False
+                dead = True
+                g.reward += 1
+    if dead:
+        g.enemies = [e for e in g.enemies if e.alive]
+
+
+def _move_enemy_subs(g) -> None:
+    """Enemy subs move, then fire when their shot timer is due, even a sub that just left the board or was shot;
+    the timer of a gone sub keeps counting while its bullet flies (the JAX state's bullet age, wrapping in its
+    4 bits)."""
+    for s in g.shots:
+        if not (s.alive and s.sub):
+            s.shot = (s.shot - 1) & 15
+    subs = [e for e in g.enemies if e.sub]
+    _move_enemies(g, subs)
+    for e in subs:  # from where it now is
+        if e.shot == 0:
+            e.shot, e.bx = ENEMY_SHOT_INTERVAL, e.x
+            if e.firing:  # never in reachable play: the bullet is moved back to its sub
+                g.overflow = True
+            else:
+                e.firing = True
+                g.shots.append(e)
+        else:
+            e.shot -= 1
+
+
+def _move_enemy_bullets(g) -> None:
+    """Enemy bullets (those just fired included) hit the sub before or after their move, or leave the board."""
+    flying = []
+    for s in g.shots:
+        x = s.bx
+        hit_row = s.y == g.sub_y
+        if hit_row and x == g.sub_x:
+            g.terminal = True
+        x = s.bx = x + 1 if s.lr else x - 1
+        if 0 <= x <= 9:
+            flying.append(s)
+            if hit_row and x == g.sub_x:
+                g.terminal = True
+        else:
+            s.firing = False
+    g.shots = flying
+
+
+def _move_fish(g) -> None:
+    """Fish move as subs do, without firing."""
+    _move_enemies(g, [e for e in g.enemies if not e.sub])
+
+
+def _timers_oxygen_surfacing(g, ramping: bool) -> None:
+    """Timers count down; oxygen is checked, then drains underwater; arriving at the surface with divers costs
+    one (all six pay the oxygen bonus), refills oxygen and ramps the difficulty; with none it ends the game."""
+    if g.e_spawn_timer > 0:
+        g.e_spawn_timer -= 1
+    if g.d_spawn_timer > 0:
+        g.d_spawn_timer -= 1
+    if g.shot_timer > 0:
+        g.shot_timer -= 1
+    if g.oxygen <= 0:
+        g.terminal = True
+    if g.sub_y > 0:
+        g.oxygen -= 1
+        g.surface = False
+    elif not g.surface:  # arriving at the surface
+        if g.diver_count == 0:
+            g.terminal = True
+        else:
+            if g.diver_count == 6:
+                g.reward += g.oxygen * 10 // MAX_OXYGEN
+                g.diver_count = 0
+            g.diver_count -= 1
+            g.oxygen = MAX_OXYGEN
+            g.surface = True
+            if ramping and (g.e_spawn_speed > 1 or g.move_speed > 2):
+                if g.move_speed > 2 and g.ramp_index % 2 == 1:
+                    g.move_speed -= 1
+                if g.e_spawn_speed > 1:
+                    g.e_spawn_speed -= 1
+                g.ramp_index += 1
+
+
+def _compact(g) -> None:
+    """In both two-record lists, record 1 moves to a dead record 0, leaving its fields behind, dead."""
+    for records in (g.bullets, g.divers):
+        if not records[0][0] and records[1][0]:
+            records[0] = records[1][:]
+            records[1][0] = False
 
 
 class SeaquestTwin(Twin):
@@ -156,207 +355,26 @@ class SeaquestTwin(Twin):
         return g
 
     def step(self, g, action, uniforms):
-        """One step, phase by phase as `Seaquest.game_step` (the reference's order)."""
-        enemies = g.enemies
-        move_speed = g.move_speed
-
-        # 1. Enemy spawn (the row is blocked by a live enemy there moving the other way).
+        """One step, phase by phase as `Seaquest.game_step` (the reference's order and phase names). A phase is
+        called only when it has work: a step moves few entities, so calls would be much of its cost."""
+        g.reward, g.terminal = 0, False
         if g.e_spawn_timer == 0:
-            g.e_spawn_timer = g.e_spawn_speed
-            lr = uniforms[0] < 0.5
-            row = randint(uniforms[2], 1, 9)
-            for e in enemies:
-                if e.y == row and e.lr != lr:
-                    break
-            else:
-                s = g.slots[g.e_next]
-                if s is None:
-                    s = g.slots[g.e_next] = _Slot(g.e_next)
-                if s.alive or s.firing:  # never in reachable play: the slot is kept, the flag set
-                    g.overflow = True
-                else:
-                    s.alive, s.sub, s.lr, s.x, s.y = True, uniforms[1] < _SUB, lr, 0 if lr else 9, row
-                    s.move, s.shot = move_speed, ENEMY_SHOT_INTERVAL
-                    enemies.append(s)
-                    g.e_next = 0 if g.e_next == NUM_ENEMY_SLOTS - 1 else g.e_next + 1
-
-        # 2. Diver spawn, into the first free record.
-        divers = g.divers
+            _spawn_enemy(g, uniforms)
         if g.d_spawn_timer == 0:
-            g.d_spawn_timer = DIVER_SPAWN_SPEED
-            lr = uniforms[3] < 0.5
-            new = [True, lr, 0 if lr else 9, randint(uniforms[4], 1, 9), DIVER_MOVE_INTERVAL]
-            if _push(divers, new):
-                g.overflow = True
-
-        # 3. Player: fire (if the gun is ready), or move.
-        sub_x, sub_y = g.sub_x, g.sub_y
-        bullets = g.bullets
-        if action == 5:
-            if g.shot_timer == 0:
-                g.shot_timer = SHOT_COOL_DOWN
-                if _push(bullets, [True, g.sub_or, sub_x, sub_y]):
-                    g.overflow = True
-        elif action == 1:
-            sub_x = g.sub_x = sub_x - (sub_x > 0)
-            g.sub_or = False
-        elif action == 3:
-            sub_x = g.sub_x = sub_x + (sub_x < 9)
-            g.sub_or = True
-        elif action == 2:
-            sub_y = g.sub_y = sub_y - (sub_y > 0)
-        elif action == 4:
-            sub_y = g.sub_y = sub_y + (sub_y < 8)
-
-        # 4. Friendly bullets, newest first: every record moves (its x wraps in 4 bits); a live one on the board
-        # hits the oldest fish on its cell, else the oldest sub.
-        reward = 0
-        for b in (bullets[1], bullets[0]):
-            x = b[2] + (1 if b[1] else -1)
-            b[2] = x & 15
-            if b[0]:
-                if 0 <= x <= 9:
-                    y = b[3]
-                    victim = None
-                    for e in enemies:
-                        if e.x == x and e.y == y:
-                            if not e.sub:
-                                victim = e
-                                break
-                            if victim is None:
-                                victim = e
-                    if victim is not None:
-                        victim.alive = b[0] = False
-                        enemies.remove(victim)
-                        reward += 1
-                else:
-                    b[0] = False
-
-        # 5. Divers, newest first: picked up where they stand, else on their move (at most 6 on board).
-        count = g.diver_count
-        for d in (divers[1], divers[0]):
-            if d[0]:
-                on_row = d[3] == sub_y
-                if on_row and d[2] == sub_x and count < 6:
-                    d[0] = False
-                    count += 1
-                elif d[4] == 0:
-                    x = d[2] + (1 if d[1] else -1)
-                    d[2], d[4] = x & 15, DIVER_MOVE_INTERVAL
-                    if not 0 <= x <= 9:
-                        d[0] = False
-                    elif on_row and x == sub_x and count < 6:
-                        d[0] = False
-                        count += 1
-                else:
-                    d[4] -= 1
-
-        # 6-8. Enemy subs, enemy bullets, fish. The JAX step moves all subs, then the enemy bullets, then all
-        # fish; only the friendly bullets the subs take are missed by the fish, so one walk over the enemies
-        # moves them all, and the bullets are then given to the subs' movers before the fish's.
-        # The shot timer of a slot whose bullet flies counts on also when its sub is gone (the JAX state's
-        # bullet age), wrapping in its 4 bits.
-        shots = g.shots
-        for s in shots:
-            if not (s.alive and s.sub):
-                s.shot = (s.shot - 1) & 15
-        terminal = dead = False
-        sub_movers, fish_movers = [], []
-        for e in enemies:
-            x = e.x
-            if x == sub_x and e.y == sub_y:  # on the sub before its move
-                terminal = True
-            if e.move == 0:
-                x = e.x = x + 1 if e.lr else x - 1
-                e.move = move_speed
-                if not 0 <= x <= 9:
-                    e.alive = False
-                    dead = True
-                elif x == sub_x and e.y == sub_y:  # onto the sub: it stays, the game ends
-                    terminal = True
-                else:
-                    (sub_movers if e.sub else fish_movers).append(e)
-            else:
-                e.move -= 1
-            if e.sub:  # a sub fires when due, from where it now is, even if it just left the board
-                if e.shot == 0:
-                    e.shot, e.bx = ENEMY_SHOT_INTERVAL, x
-                    if e.firing:  # never in reachable play: the bullet is moved back to its sub
-                        g.overflow = True
-                    else:
-                        e.firing = True
-                        shots.append(e)
-                else:
-                    e.shot -= 1
-        b0, b1 = bullets
-        if b0[0] or b1[0]:
-            for movers in (sub_movers, fish_movers):
-                # each mover, newest first, takes the oldest live friendly bullet on its cell
-                k0 = k1 = None
-                for e in reversed(movers):
-                    if b0[0] and k0 is None and e.x == b0[2] and e.y == b0[3]:
-                        k0 = e
-                    elif b1[0] and k1 is None and e.x == b1[2] and e.y == b1[3]:
-                        k1 = e
-                for k, b in ((k0, b0), (k1, b1)):
-                    if k is not None:
-                        k.alive = b[0] = False
-                        dead = True
-                        reward += 1
-        if dead:
-            g.enemies = [e for e in enemies if e.alive]
-        if shots:  # enemy bullets (those just fired included) hit before or after their move
-            flying = []
-            for s in shots:
-                x = s.bx
-                hit_row = s.y == sub_y
-                if hit_row and x == sub_x:
-                    terminal = True
-                x = s.bx = x + 1 if s.lr else x - 1
-                if 0 <= x <= 9:
-                    flying.append(s)
-                    if hit_row and x == sub_x:
-                        terminal = True
-                else:
-                    s.firing = False
-            g.shots = flying
-
-        # 9. Timers, oxygen, surfacing, the difficulty ramp.
-        if g.e_spawn_timer > 0:
-            g.e_spawn_timer -= 1
-        if g.d_spawn_timer > 0:
-            g.d_spawn_timer -= 1
-        if g.shot_timer > 0:
-            g.shot_timer -= 1
-        if g.oxygen <= 0:
-            terminal = True
-        if sub_y > 0:
-            g.oxygen -= 1
-            g.surface = False
-        elif not g.surface:  # arriving at the surface
-            if count == 0:
-                terminal = True
-            else:
-                if count == 6:
-                    reward += g.oxygen * 10 // MAX_OXYGEN
-                    count = 0
-                count -= 1
-                g.oxygen = MAX_OXYGEN
-                g.surface = True
-                if self.ramping and (g.e_spawn_speed > 1 or move_speed > 2):
-                    if move_speed > 2 and g.ramp_index % 2 == 1:
-                        g.move_speed = move_speed - 1
-                    if g.e_spawn_speed > 1:
-                        g.e_spawn_speed -= 1
-                    g.ramp_index += 1
-        g.diver_count = count
-
-        # Compaction: record 1 moves to a dead record 0, leaving its fields behind, dead.
-        for records in (bullets, divers):
-            if not records[0][0] and records[1][0]:
-                records[0] = records[1][:]
-                records[1][0] = False
-        return g, float(reward), terminal
+            _spawn_diver(g, uniforms)
+        _act(g, action)
+        _move_friendly_bullets(g)
+        if g.divers[0][0] or g.divers[1][0]:
+            _move_divers(g)
+        if g.enemies or g.shots:
+            _move_enemy_subs(g)
+        if g.shots:
+            _move_enemy_bullets(g)
+        if g.enemies:
+            _move_fish(g)
+        _timers_oxygen_surfacing(g, self.ramping)
+        _compact(g)
+        return g, float(g.reward), g.terminal
 
     def observation(self, g):
         """A fresh (10, 10, 10) bool array over a bytearray: cell (y, x) of channel c is byte 100 y + 10 x + c."""
@@ -425,18 +443,18 @@ class SeaquestTwin(Twin):
             move_speed=i8(g.move_speed),
             ramp_index=i8(g.ramp_index),
             surface=np.bool_(g.surface),
-            e_alive=_mask([s.alive for s in slots]),
-            e_sub=_mask([s.sub for s in slots]),
-            e_lr=_mask([s.lr for s in slots]),
-            e_x=_planes([(s.x + 1) & 15 for s in slots], X_PLANES),
-            e_y=_planes([s.y - 1 for s in slots], Y_PLANES),
-            e_move=_planes([s.move for s in slots], MOVE_PLANES),
-            e_shot=_planes([s.shot for s in slots], SHOT_PLANES),
+            e_alive=slot_mask([s.alive for s in slots]),
+            e_sub=slot_mask([s.sub for s in slots]),
+            e_lr=slot_mask([s.lr for s in slots]),
+            e_x=slot_planes([(s.x + 1) & 15 for s in slots], X_PLANES),
+            e_y=slot_planes([s.y - 1 for s in slots], Y_PLANES),
+            e_move=slot_planes([s.move for s in slots], MOVE_PLANES),
+            e_shot=slot_planes([s.shot for s in slots], SHOT_PLANES),
             e_next=i8(g.e_next),
-            b_alive=_mask([s.firing for s in slots]),
-            b_x=_planes([(s.bx + 2) & 15 for s in slots], BULLET_X_PLANES),
-            f_bullets=_pack(g.bullets, BULLET_RECORD, BULLET_BITS),
-            divers=_pack(g.divers, DIVER_RECORD, DIVER_BITS_PER_RECORD),
+            b_alive=slot_mask([s.firing for s in slots]),
+            b_x=slot_planes([(s.bx + 2) & 15 for s in slots], BULLET_X_PLANES),
+            f_bullets=pack_records(g.bullets, BULLET_RECORD),
+            divers=pack_records(g.divers, DIVER_RECORD),
             overflow=np.bool_(g.overflow),
         )
 
@@ -450,22 +468,22 @@ class SeaquestTwin(Twin):
             "alive": slot_flags(state.e_alive),
             "sub": slot_flags(state.e_sub),
             "lr": slot_flags(state.e_lr),
-            "x": [v - 1 for v in _unplanes(state.e_x)],
-            "y": [v + 1 for v in _unplanes(state.e_y)],
-            "move": _unplanes(state.e_move),
-            "shot": _unplanes(state.e_shot),
+            "x": slot_values(state.e_x) - 1,
+            "y": slot_values(state.e_y) + 1,
+            "move": slot_values(state.e_move),
+            "shot": slot_values(state.e_shot),
             "firing": slot_flags(state.b_alive),
-            "bx": [v - 2 for v in _unplanes(state.b_x)],
+            "bx": slot_values(state.b_x) - 2,
         }
         g.slots = [_Slot(i) for i in range(NUM_ENEMY_SLOTS)]
         for name, values in fields.items():
-            for s, v in zip(g.slots, values, strict=True):
+            for s, v in zip(g.slots, values.tolist(), strict=True):  # Python ints and bools
                 setattr(s, name, v)
         order = sorted(g.slots, key=lambda s: (s.index - g.e_next) % NUM_ENEMY_SLOTS)  # spawn order
         g.enemies = [s for s in order if s.alive]
         g.shots = [s for s in g.slots if s.firing]
-        g.bullets = unpack_records(state.f_bullets, BULLET_RECORD, BULLET_BITS)
-        g.divers = unpack_records(state.divers, DIVER_RECORD, DIVER_BITS_PER_RECORD)
+        g.bullets = _records(state.f_bullets, BULLET_RECORD)
+        g.divers = _records(state.divers, DIVER_RECORD)
         return g
 
     def at_difficulty(self, g, level):
