@@ -25,7 +25,6 @@ from benchmarks.measure import Run, Spread, command, interleaved, publish, timed
 from maxatar_agents import q_learning
 
 REFERENCE = 1.8e6  # steps/s of the source's 30 tabular Q-learning agents on a vectorised gridworld, CPU
-TARGET = 10.0
 
 
 def compiled_interval(config: q_learning.Config, agents: int, learn: bool):
