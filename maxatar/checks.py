@@ -32,7 +32,7 @@ an `InputError`, which is a ValueError and a TypeError at once, so callers may c
 * `check_num_envs`: an int (or numpy integer, not bool) in 1 .. `MAX_NUM_ENVS`.
 * states (reset option `state`): `check_state_values`, the values of a state whose structure, shapes and dtypes
   `maxatar.reset_options.check_state` has checked: the wrapper's fields, then the game's, against the ranges each
-  game declares next to its rules (`Environment.state_ranges`, the values its episodes reach, read through
+  game declares next to its rules (`Environment.states`, the values its episodes reach, read through
   `Environment.state_values`; cross-field rules in `Environment.state_rules`), so that neither the JAX step nor
   a twin's `from_pure` ever sees a value its episodes cannot reach.
 """
@@ -429,20 +429,20 @@ def _first_bad(values: np.ndarray, bad: np.ndarray) -> str:
 def check_state_values(env: Environment, state: EnvState, what: str = "reset option 'state'") -> None:
     """The values of a state (numpy or JAX leaves, one state or a batch with leading axes; structure, shapes and
     dtypes already checked): the step counter in 0 .. 2**31 - 2, the last executed action in the game's full
-    action set, every game value `env.state_values` gives inside `env.state_ranges`, and `env.state_rules`
+    action set, every game value `env.state_values` gives inside `env.states.ranges`, and `env.state_rules`
     satisfied. A ValueError names the first field outside its range and the range."""
     state = jax.device_get(state)  # numpy leaves, in one transfer
     checks = [
         ("last_action", np.asarray(state.last_action), range(env.num_game_actions)),
         ("time", np.asarray(state.time), range(0, MAX_TIME + 1)),
     ]
-    ranges = env.state_ranges
+    ranges = env.states.ranges
     for name, values in env.state_values(state.game).items():
         values = np.asarray(values)
         if name in ranges:
             checks.append((f"game.{name}", values, ranges[name]))
         elif values.dtype != np.bool_:
-            raise InputError(f"{env.name} declares no range for its state value {name!r} (its `state_ranges`)")
+            raise InputError(f"{env.name} declares no range for its state value {name!r} (its `states.ranges`)")
     for name, values, spec in checks:
         bad = outside(values, spec)
         if np.any(bad):

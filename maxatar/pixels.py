@@ -3,7 +3,7 @@
 `picture(env, game)` draws one state. The MinAtar games are drawn from their observation (10 x 10 x channels),
 Doors from its coded grid (split into planes by its `grid` hook), CartPole from the cart position and pole
 angle. Every grid cell becomes a `scale` x `scale` block; each observation channel has the colour, shape and
-place in the drawing order its game declares (`Environment.channels`, `draw_order`).
+place in the drawing order its game declares (`Environment.looks`: its channels and draw order).
 
 `PixelObservation(env, "rgb")` is the same environment with that picture as its observation (what
 `maxatar.make(id, obs_type="rgb")` and `gymnasium.make(id, obs_type="rgb")` give, as ALE's `obs_type`).
@@ -58,14 +58,15 @@ class GridPalette:
 
 
 def palette_of(env: Environment, num_channels: int) -> GridPalette:
-    """The palette the game declares (`Environment.channels` and `draw_order`), or evenly spaced hues for a
+    """The palette the game declares (`Environment.looks`: channels and draw order), or evenly spaced hues for a
     grid environment that declares none."""
-    if not env.channels:
+    looks = env.looks
+    if not looks.channels:
         colours = [colorsys.hsv_to_rgb(i / num_channels, 0.75, 1.0) for i in range(num_channels)]
         channels = tuple(Channel(f"channel{i}", tuple(round(255 * x) for x in c)) for i, c in enumerate(colours))
         return GridPalette(channels, tuple(range(num_channels)))
-    names = [c.name for c in env.channels]
-    return GridPalette(tuple(env.channels), tuple(names.index(name) for name in env.draw_order or names))
+    names = [c.name for c in looks.channels]
+    return GridPalette(tuple(looks.channels), tuple(names.index(name) for name in looks.draw_order or names))
 
 
 def default_scale(rows: int, cols: int) -> int:
@@ -160,7 +161,7 @@ def table_picture(table, cells):
 
 class Canvas(NamedTuple):
     """How an environment is drawn: its grid (rows, cols, channels), or None for a game drawn by its own `draw`
-    hook on a canvas of `canvas_cells` (CartPole)."""
+    hook on a canvas of `looks.canvas_cells` (CartPole)."""
 
     grid: tuple[int, int, int] | None
     scale: int
@@ -176,8 +177,9 @@ class Canvas(NamedTuple):
 def canvas(env: Environment, scale: int | None = None) -> Canvas:
     """What `picture` draws for `env` (static: from shapes only), with the default scale unless given."""
     env = unwrapped(env)
-    if env.canvas_cells is not None:
-        return Canvas(None, scale or default_scale(*env.canvas_cells), env.canvas_cells)
+    cells = env.looks.canvas_cells
+    if cells is not None:
+        return Canvas(None, scale or default_scale(*cells), cells)
     grid = jax.eval_shape(env.grid, jax.ShapeDtypeStruct(env.obs_shape, env.obs_dtype))
     if grid is None:
         raise TypeError(f"cannot draw {env.name}: its observation is no (rows, cols, channels) grid")
@@ -190,8 +192,8 @@ def picture(env: Environment, game: Any, scale: int | None = None, obs_type: str
     and jittable (`env`, `scale` and `obs_type` are static); `vmap` it for batches. `scale` is pixels per grid
     cell (default: short side >= 160)."""
     env = unwrapped(env)
-    if env.canvas_cells is not None:
-        image = env.draw(game, scale or default_scale(*env.canvas_cells))
+    if env.looks.canvas_cells is not None:
+        image = env.draw(game, scale or default_scale(*env.looks.canvas_cells))
         return grayscale(image) if obs_type == "grayscale" else image
     return grid_picture(env, env.game_observation(game), scale, obs_type)
 
@@ -281,15 +283,14 @@ class ObservationVariant(episode.Environment):
     # What the contract reads from class attributes comes from the wrapped environment.
     name = property(lambda self: self.env.name)
     num_game_actions = property(lambda self: self.env.num_game_actions)
+    action_names = property(lambda self: self.env.action_names)
+    randomness = property(lambda self: self.env.randomness)
     params_class = property(lambda self: self.env.params_class)
     num_reset_uniforms = property(lambda self: self.env.num_reset_uniforms)
     num_step_uniforms = property(lambda self: self.env.num_step_uniforms)
     max_difficulty = property(lambda self: self.env.max_difficulty)
-    channels = property(lambda self: self.env.channels)
-    draw_order = property(lambda self: self.env.draw_order)
-    keymap = property(lambda self: self.env.keymap)
-    idle_action = property(lambda self: self.env.idle_action)
-    state_ranges = property(lambda self: self.env.state_ranges)
+    looks = property(lambda self: self.env.looks)
+    states = property(lambda self: self.env.states)
 
     def state_values(self, game):
         return self.env.state_values(game)

@@ -599,7 +599,7 @@ def test_reachable_states_pass_the_range_checks():
         states = reachable_states(env_id)
         check_state_values(env, jax.tree.map(lambda *leaves: np.stack(leaves), *states))
         assert all(
-            name in env.state_ranges
+            name in env.states.ranges
             for name, v in env.state_values(states[0].game).items()
             if np.asarray(v).dtype != np.bool_
         )
