@@ -26,10 +26,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from maxatar.checks import InputError, check_key
+
 # The input checks live in maxatar.checks; these are re-exported here for older imports.
 from maxatar.checks import check_action as check_action
 from maxatar.checks import check_difficulty as check_difficulty
-from maxatar.checks import check_key
 from maxatar.checks import check_params as check_params
 from maxatar.checks import check_params_entry as check_params_entry
 from maxatar.checks import check_traced_action as check_traced_action
@@ -354,8 +355,8 @@ class Environment:
         return obs if obs.ndim == 3 and obs.dtype == jnp.bool_ else None
 
     def tabular(self, params: EnvParams) -> Tabular:
-        """The environment as a table of states, for tabular agents; a ValueError where it has none."""
-        raise ValueError(f"{self.name} has no small discrete state for a tabular agent; use maxatar/Doors-v0")
+        """The environment as a table of states, for tabular agents; an InputError where it has none."""
+        raise InputError(f"{self.name} has no small discrete state for a tabular agent; use maxatar/Doors-v0")
 
     def state_values(self, game: Any) -> dict[str, Any]:
         """The values of a game state (numpy leaves, maybe with leading batch axes) that `states.ranges` bounds, by

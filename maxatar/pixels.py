@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from maxatar import episode
-from maxatar.checks import InputError
+from maxatar.checks import InputError, check_choice, check_size
 from maxatar.core import RGB, Channel, Environment, EnvParams, observation_bounds
 
 PIXEL_OBS_TYPES = ("rgb", "grayscale")
@@ -51,10 +51,10 @@ class GridPalette:
 
     def __post_init__(self):
         if sorted(self.draw_order) != list(range(len(self.channels))):
-            raise ValueError("draw_order must be a permutation of the channel indices")
+            raise InputError("draw_order must be a permutation of the channel indices")
         for channel in self.channels:
             if channel.shape not in SHAPES:
-                raise ValueError(f"unknown shape {channel.shape!r}; expected one of {SHAPES}")
+                raise InputError(f"unknown shape {channel.shape!r}; expected one of {SHAPES}")
 
 
 def palette_of(env: Environment, num_channels: int) -> GridPalette:
@@ -104,7 +104,7 @@ def shape_mask(shape: str, scale: int) -> np.ndarray:
         spread = half_height * (depth - tip) / (base - tip)
         mask = body & (depth >= tip) & (depth <= base) & (np.abs(u - centre) <= spread)
     else:
-        raise ValueError(f"unknown shape {shape!r}; expected one of {SHAPES}")
+        raise InputError(f"unknown shape {shape!r}; expected one of {SHAPES}")
     mask = np.broadcast_to(mask, (scale, scale))
     return mask if mask.any() else np.broadcast_to(body, (scale, scale))
 
@@ -116,7 +116,7 @@ def grid_image(channels, palette: GridPalette, scale: int):
     xp = np if isinstance(channels, np.ndarray) else jnp
     rows, cols, num_channels = channels.shape
     if num_channels != len(palette.channels):
-        raise ValueError(f"palette has {len(palette.channels)} channels, observation has {num_channels}")
+        raise InputError(f"palette has {len(palette.channels)} channels, observation has {num_channels}")
     # Channels sharing a shape are merged per cell first (top rank wins), so the per-pixel work scales with
     # the number of distinct shapes, not of channels. int32 throughout: XLA on CPU vectorises it best.
     shapes = sorted({c.shape for c in palette.channels})
@@ -182,7 +182,7 @@ def canvas(env: Environment, scale: int | None = None) -> Canvas:
         return Canvas(None, scale or default_scale(*cells), cells)
     grid = jax.eval_shape(env.grid, jax.ShapeDtypeStruct(env.obs_shape, env.obs_dtype))
     if grid is None:
-        raise TypeError(f"cannot draw {env.name}: its observation is no (rows, cols, channels) grid")
+        raise InputError(f"cannot draw {env.name}: its observation is no (rows, cols, channels) grid")
     rows, cols, num_channels = grid.shape
     return Canvas((rows, cols, num_channels), scale or default_scale(rows, cols))
 
@@ -202,7 +202,7 @@ def grid_picture(env: Environment, obs: jax.Array, scale: int | None = None, obs
     """`picture` of a grid game from its observation (split into planes by the game's `grid` hook)."""
     channels = env.grid(obs)
     if channels is None:
-        raise TypeError(f"cannot draw {env.name}: its observation is no (rows, cols, channels) grid")
+        raise InputError(f"cannot draw {env.name}: its observation is no (rows, cols, channels) grid")
     num_channels, scale = channels.shape[-1], scale or default_scale(*channels.shape[:2])
     if num_channels > MAX_TABLE_CHANNELS:  # a table of 2**channels cells would be too large: draw directly
         image = grid_image(channels, palette_of(env, num_channels), scale)
@@ -270,7 +270,7 @@ class ObservationVariant(episode.Environment):
 
     def __init__(self, env: Environment):
         if not isinstance(env, Environment) or isinstance(env, ObservationVariant):
-            raise TypeError(f"{type(self).__name__} wraps a MaxAtar environment with its own observation, got {env!r}")
+            raise InputError(f"{type(self).__name__} wraps a MaxAtar environment with its own observation, got {env!r}")
         self.env = env
         self.action_set = env.action_set
 
@@ -333,12 +333,9 @@ class PixelObservation(ObservationVariant):
 
     def __init__(self, env: Environment, obs_type: str = "rgb", scale: int | None = None):
         super().__init__(env)
-        if obs_type not in PIXEL_OBS_TYPES:
-            raise ValueError(f"obs_type must be None or one of {OBS_TYPES}, got {obs_type!r}")
-        if scale is not None and (not isinstance(scale, (int, np.integer)) or isinstance(scale, bool) or scale < 1):
-            raise ValueError(f"obs_scale must be a positive integer (pixels per cell) or None, got {scale!r}")
-        self.obs_type = obs_type
-        self.scale = canvas(env, None if scale is None else int(scale)).scale
+        self.obs_type = check_choice("obs_type", obs_type, PIXEL_OBS_TYPES)
+        scale = None if scale is None else check_size("obs_scale", scale, what=" (pixels per cell) or None")
+        self.scale = canvas(env, scale).scale
         height, width = canvas(env, self.scale).shape
         if height * width > MAX_OBS_PIXELS:  # refused here, not by an out-of-memory error at the first reset
             most = math.isqrt(MAX_OBS_PIXELS // (height * width // self.scale**2))
@@ -389,9 +386,10 @@ def _flat_bound(bound, shape) -> float | tuple[float, ...]:
 def with_obs_type(env: Environment, obs_type: str | None = None, scale: int | None = None) -> Environment:
     """`env` itself for obs_type None (its own observation), its `FlatObservation` for "flat", else its
     `PixelObservation`."""
+    check_choice("obs_type", obs_type, OBS_TYPES, none=True)
     if obs_type is None or obs_type == "flat":
         if scale is not None:
-            raise ValueError("obs_scale applies only to pixel observations (obs_type='rgb' or 'grayscale')")
+            raise InputError("obs_scale applies only to pixel observations (obs_type='rgb' or 'grayscale')")
         return env if obs_type is None else FlatObservation(env)
     return PixelObservation(env, obs_type, scale)
 

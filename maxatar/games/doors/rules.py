@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.checks import InputError
+from maxatar.checks import InputError, check_size
 from maxatar.core import Channel, EnvParams, Looks, States, Tabular, pytree_dataclass
 from maxatar.episode import Environment
 from maxatar.prng import uniform_to_int
@@ -87,14 +87,8 @@ class Doors(Environment):
 
     def __init__(self, size: int = 15, num_doors: int = 3):
         super().__init__()
-        if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or not 3 <= size <= MAX_SIZE:
-            raise InputError(
-                f"size must be an integer in [3, {MAX_SIZE}] (an observation of size * size cells), got {size!r}"
-            )
-        if not isinstance(num_doors, (int, np.integer)) or isinstance(num_doors, bool) or not 1 <= num_doors <= size:
-            raise InputError(f"num_doors must be an integer in [1, {size}], got {num_doors!r}")
-        self.size = int(size)
-        self.num_doors = int(num_doors)
+        self.size = check_size("size", size, 3, MAX_SIZE, " (an observation of size * size cells)")
+        self.num_doors = check_size("num_doors", num_doors, 1, self.size)
 
     @property
     def obs_shape(self) -> tuple[int, ...]:
@@ -198,7 +192,7 @@ class Doors(Environment):
         its column is part of the state. Random doors would add C(size, num_doors) layouts (455 by default) to
         the state and are refused."""
         if not isinstance(params.random_doors, (bool, np.bool_)) or params.random_doors:
-            raise ValueError("tabular agents need Doors' fixed doors (random_doors=False): random doors are state too")
+            raise InputError("tabular agents need Doors' fixed doors (random_doors=False): random doors are state too")
         size = self.size
         doors = self.default_doors()
 
