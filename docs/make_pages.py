@@ -9,7 +9,7 @@ pages follow the agents' presets and docstrings, which change often, so docs/con
 (`agent_pages()`) and git ignores them.
 
 Everything on a page comes from the game's class data (`maxatar/games/<game>/rules.py`: its docstring, channels,
-action sets, difficulty levels, random draws, settings), the GIFs in docs/ and the results table of
+action names and sets, difficulty levels, randomness sentence, settings), the GIFs in docs/ and the results table of
 docs/results.md (written by `python -m lab.results report --readme docs/results.md`), so rerun
 this after changing any of them. tests/test_docs.py checks that the pages are up to date.
 """
@@ -31,21 +31,6 @@ import numpy as np  # noqa: E402
 import maxatar  # noqa: E402
 from maxatar.registry import MINATAR_GAMES, canonical_name  # noqa: E402
 
-# MinAtar's action indices (its `Environment.action_map`): the six actions of the full set.
-MINATAR_ACTIONS = ("noop", "left", "up", "right", "down", "fire")
-OTHER_ACTIONS = {"cartpole": ("push left", "push right"), "doors": ("stay", "right", "down", "left", "up")}
-# What is drawn when (guides/reset-options.md, "Deterministic play"; tests/test_determinism.py).
-RANDOMNESS = {
-    "breakout": "One draw at reset (the ball's side); the steps are deterministic given the actions.",
-    "asterix": "No draw at reset; every spawn draws its side, whether it is gold, and its row.",
-    "freeway": "The car speeds and directions at reset, and again after each crossing.",
-    "seaquest": "No draw at reset; enemy and diver spawns draw their side, kind and row.",
-    "space_invaders": "No draw at all: every episode starts the same, and the steps are deterministic given the "
-    "actions.",
-    "cartpole": "The start state (four uniforms in [-0.05, 0.05]); the steps are deterministic given the actions.",
-    "doors": "The start (the agent's and the goal's columns, and the doors when `random_doors=True`); the steps "
-    "are deterministic given the actions.",
-}
 QUIRK_MARK = re.compile(r"reproduced|^Behaviour of", re.IGNORECASE)
 
 
@@ -101,7 +86,7 @@ def page(env_id: str) -> tuple[str, str]:
     module = importlib.import_module(cls.__module__)
     about, quirks = split_docstring(module.__doc__ or "")
     title = env_id.split("/")[1].split("-")[0]
-    names = OTHER_ACTIONS.get(cls.name, MINATAR_ACTIONS)
+    names = cls.action_names
     minimal = cls.minimal_action_set
     out = [f"# {title}", "", f"`{env_id}`" + (f" (gymnax: `{cls.gymnax_name}`)" if cls.gymnax_name else ""), ""]
     spec = [
@@ -121,18 +106,19 @@ def page(env_id: str) -> tuple[str, str]:
         pictures.append(f"![trained play](../{trained_gif})")
     out += [" ".join(pictures), "", "Random play" + (", then the shipped trained agent." if trained_gif else "."), ""]
     out += ["## Observation", ""]
-    if cls.channels:
-        rows = [[str(i), f"`{c.name}`", f"rgb{tuple(c.colour)}"] for i, c in enumerate(cls.channels)]
+    channels = cls.looks.channels
+    if channels:
+        rows = [[str(i), f"`{c.name}`", f"rgb{tuple(c.colour)}"] for i, c in enumerate(channels)]
         out += table(["channel", "name", "colour when drawn"], rows) + [""]
     if has_channel_picture(env):
         out += [
             f"![the observation, then each channel]({cls.name}_channels.png)",
             "",
             f'After {CHANNEL_STEPS} random steps (seed 0): the picture (`obs_type="rgb"`), then channels 0-'
-            f"{len(cls.channels) - 1} left to right, each cell that is set in its colour.",
+            f"{len(channels) - 1} left to right, each cell that is set in its colour.",
             "",
         ]
-    if cls.channels:
+    if channels:
         out += ['`obs_type="rgb"` or `"grayscale"` gives the picture instead ([pixels](../guides/pixels.md)).', ""]
     else:
         out += [f"A {np.dtype(env.obs_dtype)} vector of shape {env.obs_shape} (see above).", ""]
@@ -149,7 +135,7 @@ def page(env_id: str) -> tuple[str, str]:
         ]
     else:
         out += ["No difficulty ramp (the reference has none): only level 0.", ""]
-    out += ["## Randomness", "", RANDOMNESS[cls.name], ""]
+    out += ["## Randomness", "", cls.randomness, ""]
     out += [
         "Sticky actions repeat the last executed action with probability `sticky_action_prob` (one draw every "
         "step, also when it is 0, so that a seed's tape does not shift). See "
@@ -261,7 +247,7 @@ CHANNEL_STEPS = 40  # random steps before the state whose channels each page sho
 
 def has_channel_picture(env) -> bool:
     """The MinAtar games: a 10x10 grid of named channels (Doors' channels draw a flat observation)."""
-    return bool(type(env).channels) and len(env.obs_shape) == 3
+    return bool(env.looks.channels) and len(env.obs_shape) == 3
 
 
 def channel_picture(env_id: str, path: Path, cell: int = 12, gap: int = 6) -> None:
@@ -281,7 +267,7 @@ def channel_picture(env_id: str, path: Path, cell: int = 12, gap: int = 6) -> No
                 obs, _ = env.reset()
         frames.append(obs)
     picture, channels = frames
-    colours = [np.array(c.colour, np.uint8) for c in type(maxatar.make(env_id)[0]).channels]
+    colours = [np.array(c.colour, np.uint8) for c in maxatar.make(env_id)[0].looks.channels]
     panels = [picture]
     for i, colour in enumerate(colours):
         panel = np.where(channels[:, :, i, None], colour, np.uint8(40)).astype(np.uint8)

@@ -32,9 +32,21 @@ an `InputError`, which is a ValueError and a TypeError at once, so callers may c
 * `check_num_envs`: an int (or numpy integer, not bool) in 1 .. `MAX_NUM_ENVS`.
 * states (reset option `state`): `check_state_values`, the values of a state whose structure, shapes and dtypes
   `maxatar.reset_options.check_state` has checked: the wrapper's fields, then the game's, against the ranges each
-  game declares next to its rules (`Environment.state_ranges`, the values its episodes reach, read through
+  game declares next to its rules (`Environment.states`, the values its episodes reach, read through
   `Environment.state_values`; cross-field rules in `Environment.state_rules`), so that neither the JAX step nor
   a twin's `from_pure` ever sees a value its episodes cannot reach.
+* options: `check_registered` (an id the registry knows, or the gymnax facade, which adds gymnax's names),
+  `check_flag` (True or False: `full_action_space`, the facade's `use_minimal_action_set` and `legacy_step_api`),
+  `check_choice` (one of a few names: `setting`, `backend`, `output`, `render_mode`, `obs_type`)
+  and `check_size` (an integer in a range: `obs_scale`, `devices`, Doors' `size` and `num_doors`).
+
+A refusal that depends on how one layer reads its options is raised, as an `InputError` and with these helpers,
+where that layer reads them: the reset options' dict and a chosen state's structure, shapes and dtypes
+(`maxatar.reset_options`; a batch's mask in `maxatar.gym.vector`, one state per sub-environment in `maxatar.sb3`),
+the keywords of `maxatar.make` (`maxatar.registry`, `maxatar.settings`), the backend, output and device
+combinations (`maxatar.gym.backend.pick_twin`, `maxatar.sharding.select_devices`), the gymnax facade's names
+(`maxatar.gymnax.make`), the pixel options, a drawable environment and its palette (`maxatar.pixels`), a game's
+constructor arguments (its `rules.py`) and an environment without a table (`Environment.tabular`).
 """
 
 from __future__ import annotations
@@ -106,7 +118,7 @@ def check_env_id(env_id) -> str:
 
 
 def _check_scalar(name: str, value, kind: str, env) -> Any:
-    """One concrete scalar field value, checked, as a Python scalar (or a ValueError/TypeError naming `name`)."""
+    """One concrete scalar field value, checked, as a Python scalar (or an InputError naming `name`)."""
     if kind == FLAG:
         if not isinstance(value, _BOOLS):
             raise InputError(f"{name} must be True or False, got {value!r}")
@@ -305,7 +317,7 @@ def check_difficulty(env: Environment, level, name: str = "difficulty") -> None:
 
 def check_key(key, name: str = "key") -> None:
     """A JAX PRNG key: a typed key of shape () (`jax.random.key(seed)`) or a raw uint32 key
-    (`jax.random.PRNGKey(seed)`), concrete or traced; anything else is a TypeError naming `name`."""
+    (`jax.random.PRNGKey(seed)`), concrete or traced; anything else is an InputError naming `name`."""
     if isinstance(key, (jax.Array, np.ndarray)):
         dtype, shape = key.dtype, key.shape
         if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
@@ -333,6 +345,38 @@ def check_num_envs(num_envs) -> int:
     if isinstance(num_envs, _BOOLS) or not isinstance(num_envs, _INTEGERS) or not 1 <= num_envs <= MAX_NUM_ENVS:
         raise InputError(f"num_envs must be a positive integer (1 .. 2**24), got {num_envs!r}")
     return int(num_envs)
+
+
+# --- options: ids, flags, choices, sizes ----------------------------------------------------------------------
+
+
+def check_registered(env_id, known) -> None:
+    """An id among the `known` ones (the registry's, or the gymnax facade's, which adds gymnax's names)."""
+    if env_id not in known:
+        raise InputError(f"unknown environment id {env_id!r}; known ids: {', '.join(known)}")
+
+
+def check_flag(name: str, value) -> bool:
+    """An option that is True or False (Python's or numpy's bool), as a Python bool."""
+    return _check_scalar(name, value, FLAG, None)
+
+
+def check_choice(name: str, value, choices, none: bool = False):
+    """An option that is one of `choices` (or None, where `none`)."""
+    if (none and value is None) or (isinstance(value, str) and value in choices):
+        return value
+    raise InputError(f"{name} must be {'None or ' if none else ''}one of {tuple(choices)}, got {value!r}")
+
+
+def check_size(name: str, value, low: int = 1, high: int | None = None, what: str = "") -> int:
+    """A size option (a scale, a count of devices or doors): an int or numpy integer, not bool, in low .. high
+    (no upper bound for None), as a Python int; `what` says what it counts, for the message."""
+    if isinstance(value, _BOOLS) or not isinstance(value, _INTEGERS) or value < low or (high and value > high):
+        accepted = (
+            f"an integer in [{low}, {high}]" if high else "a positive integer" if low == 1 else f"an integer >= {low}"
+        )
+        raise InputError(f"{name} must be {accepted}{what}, got {value!r}")
+    return int(value)
 
 
 # --- actions -------------------------------------------------------------------------------------------------
@@ -429,20 +473,20 @@ def _first_bad(values: np.ndarray, bad: np.ndarray) -> str:
 def check_state_values(env: Environment, state: EnvState, what: str = "reset option 'state'") -> None:
     """The values of a state (numpy or JAX leaves, one state or a batch with leading axes; structure, shapes and
     dtypes already checked): the step counter in 0 .. 2**31 - 2, the last executed action in the game's full
-    action set, every game value `env.state_values` gives inside `env.state_ranges`, and `env.state_rules`
+    action set, every game value `env.state_values` gives inside `env.states.ranges`, and `env.state_rules`
     satisfied. A ValueError names the first field outside its range and the range."""
     state = jax.device_get(state)  # numpy leaves, in one transfer
     checks = [
         ("last_action", np.asarray(state.last_action), range(env.num_game_actions)),
         ("time", np.asarray(state.time), range(0, MAX_TIME + 1)),
     ]
-    ranges = env.state_ranges
+    ranges = env.states.ranges
     for name, values in env.state_values(state.game).items():
         values = np.asarray(values)
         if name in ranges:
             checks.append((f"game.{name}", values, ranges[name]))
         elif values.dtype != np.bool_:
-            raise InputError(f"{env.name} declares no range for its state value {name!r} (its `state_ranges`)")
+            raise InputError(f"{env.name} declares no range for its state value {name!r} (its `states.ranges`)")
     for name, values, spec in checks:
         bad = outside(values, spec)
         if np.any(bad):
@@ -467,15 +511,19 @@ __all__ = [
     "actions_outside",
     "check_action",
     "check_actions",
+    "check_choice",
     "check_difficulty",
     "check_env_id",
     "check_field",
+    "check_flag",
     "check_key",
     "check_num_envs",
     "check_params",
     "check_params_entry",
     "check_scalar_params",
+    "check_registered",
     "check_seed",
+    "check_size",
     "check_state_values",
     "check_traced_action",
     "describe",

@@ -19,17 +19,18 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from maxatar.checks import InputError, check_key
+
 # The input checks live in maxatar.checks; these are re-exported here for older imports.
 from maxatar.checks import check_action as check_action
 from maxatar.checks import check_difficulty as check_difficulty
-from maxatar.checks import check_key
 from maxatar.checks import check_params as check_params
 from maxatar.checks import check_params_entry as check_params_entry
 from maxatar.checks import check_traced_action as check_traced_action
@@ -115,8 +116,58 @@ class Channel(NamedTuple):
 # The MinAtar games' trail channel (the cell a moving object just left), drawn small so the objects stay visible.
 TRAIL = Channel("trail", (105, 110, 150), "inset")
 
-# MinAtar's full action set: 0 no-op, 1 left, 2 up, 3 right, 4 down, 5 fire; keys by their pygame names.
+# MinAtar's full action set (its `Environment.action_map`): the names of actions 0-5, and keys by pygame's names.
+MINATAR_ACTIONS = ("noop", "left", "up", "right", "down", "fire")
 MINATAR_KEYMAP = {"left": 1, "up": 2, "right": 3, "down": 4, "space": 5}
+
+
+@dataclasses.dataclass(frozen=True)
+class Looks:
+    """How a game looks: what `maxatar.pixels`, the renderers, hand play and the docs pictures read.
+
+    channels      one `Channel` per plane of `Environment.grid` (observation order); empty: renderers give each
+                  plane a hue of its own
+    draw_order    channel names, bottom first, so overlapping objects stay visible; empty: as `channels`
+    canvas_cells  a game whose observation is no grid (CartPole): the (rows, cols) cells of the canvas its `draw`
+                  hook paints; None (grid games: `maxatar.pixels` draws the observation's planes)
+    keymap        key names (pygame's) -> game action, for playing by hand; MinAtar's by default
+    idle_action   the game action when no key is pressed; None repeats the previous one
+    """
+
+    channels: tuple[Channel, ...] = ()
+    draw_order: tuple[str, ...] = ()
+    canvas_cells: tuple[int, int] | None = None
+    keymap: Mapping[str, int] = dataclasses.field(default_factory=lambda: MINATAR_KEYMAP)
+    idle_action: int | None = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class States:
+    """What a game's states may hold: what `maxatar.checks` reads to refuse a chosen start state
+    (`reset(options={"state": ...})`) that no episode reaches, so neither the JAX step nor a twin ever sees one.
+
+      ranges  name -> the values a game state value reaches in the game's episodes: a `range` of integers or a
+              (low, high) pair of finite reals, inclusive. The names are those of the game's `state_values` hook
+              (the state's fields by default); every value but bools needs one. Rules across values that no
+              episode breaks are the game's `state_rules` hook.
+    """
+
+    ranges: Mapping[str, range | tuple[float, float]] = dataclasses.field(default_factory=dict)
+
+
+class _Moved:
+    """A loose attribute of 0.2.0 read from the grouped value it moved into (deprecated)."""
+
+    def __init__(self, group: str, field: str | None = None):
+        self.group, self.field = group, field
+
+    def __set_name__(self, owner, name):
+        self.name, self.field = name, self.field or name
+
+    def __get__(self, env, cls):
+        where = f"{self.group}.{self.field}"
+        warnings.warn(f"Environment.{self.name} is deprecated: read Environment.{where}", DeprecationWarning, 2)
+        return getattr(getattr(cls if env is None else env, self.group), self.field)
 
 
 def tree_select(pred, on_true, on_false):
@@ -139,13 +190,16 @@ class Environment:
     """What an environment declares: the game hooks below and its data. Games subclass `maxatar.Environment`
     (`maxatar.episode.Environment`), which adds the episode protocol; this class is the type every layer reads.
 
-    Class attributes a game sets, in this order: always name, num_game_actions, obs_shape, obs_dtype, the two
-    uniform counts, twin, and (grid games) channels and draw_order, so each game states its contract in full;
-    the others only where the game differs from the default.
+    A game declares three things: its rules (the class attributes below and the game hooks), how it looks
+    (`looks`, a `Looks`) and what its states may hold (`states`, a `States`, with the `state_values` and
+    `state_rules` hooks). Class attributes a game sets, in this order: always name, num_game_actions, obs_shape,
+    obs_dtype, the two uniform counts, twin, randomness and (grid games) looks, so each game states its contract in
+    full; the others only where the game differs from the default.
 
       name                 short name, e.g. "breakout"
       num_game_actions     size of the game's full action set
       minimal_action_set   the game actions of the minimal set (`full_action_space=False`), defaults to all
+      action_names         the name of each game action (docs); MinAtar's six by default
       params_class         the game's params: `EnvParams` or a subclass adding the game's own runtime params
       obs_shape, obs_dtype the observation's static shape and dtype
       obs_nvec             integer observations: each element is a code in [0, obs_nvec) (a MultiDiscrete
@@ -157,6 +211,7 @@ class Environment:
       obs_pixels           uint8 images (`maxatar.pixels.PixelObservation`): a Box(0, 255), not integer codes
       num_reset_uniforms   how many uniforms `reset_draws` consumes
       num_step_uniforms    how many uniforms `step_draws` consumes (the sticky uniform comes on top)
+      randomness           one sentence: what is drawn when (at reset, at which steps), for the docs
       default_sticky_action_prob / default_max_steps   defaults for `default_params`
       max_difficulty       the last level of the game's difficulty ramp (`EnvParams.difficulty`); 0 (the
                            default) for a game without one
@@ -164,24 +219,18 @@ class Environment:
                            MinAtar's own ("minatar": the defaults) only, by default
       gymnax_name          gymnax's name for the environment (`maxatar.gymnax.make` takes it), or None
       twin                 "module:Class" of the game's plain-Python twin (`maxatar.twin`), or None
-      channels             one `Channel` per plane of `grid` (observation order), for renderers and docs;
-                           empty: renderers give each plane a hue of its own
-      draw_order           channel names, bottom first, so overlapping objects stay visible; empty: as `channels`
-      canvas_cells         a game whose observation is no grid (CartPole): the (rows, cols) cells of the canvas its
-                           `draw` hook paints; None (grid games: `maxatar.pixels` draws the observation's planes)
-      keymap               key names (pygame's) -> game action, for playing by hand; MinAtar's by default
-      idle_action          the game action when no key is pressed; None repeats the previous one
-      state_ranges         name -> the values a game state value reaches in the game's episodes: a `range` of
-                           integers or a (low, high) pair of finite reals, inclusive; the names are those of
-                           `state_values` (the game state's fields by default). A chosen start state
-                           (`reset(options={"state": ...})`) outside them is refused (`maxatar.checks`), so
-                           neither the JAX step nor a twin ever sees such a value. Every value but bools needs one.
       version              the behaviour version: bumped when fixed-seed trajectories change (`tests/test_versions.py`)
+      looks                how it looks (`Looks`): channels, draw order, canvas, keys
+      states               what its states may hold (`States`): the ranges of its values
+
+    A subclass that still sets 0.2.0's loose attributes (channels, draw_order, canvas_cells, keymap, idle_action,
+    state_ranges) gets them grouped into `looks` and `states`, with a DeprecationWarning; reading them warns too.
     """
 
     name: ClassVar[str] = "environment"
     num_game_actions: ClassVar[int] = 1
     minimal_action_set: ClassVar[tuple[int, ...] | None] = None
+    action_names: ClassVar[tuple[str, ...]] = MINATAR_ACTIONS
     params_class: ClassVar[type] = EnvParams
     obs_shape: ClassVar[tuple[int, ...]] = ()
     obs_dtype: ClassVar[Any] = jnp.bool_
@@ -191,19 +240,42 @@ class Environment:
     obs_pixels: ClassVar[bool] = False
     num_reset_uniforms: ClassVar[int] = 0
     num_step_uniforms: ClassVar[int] = 0
+    randomness: ClassVar[str] = ""
     default_sticky_action_prob: ClassVar[float] = 0.1
     default_max_steps: ClassVar[int] = 0
     max_difficulty: ClassVar[int] = 0
     settings: ClassVar[dict[str, dict[str, Any]]] = {"minatar": {}}
     gymnax_name: ClassVar[str | None] = None
     twin: ClassVar[str | None] = None
-    channels: ClassVar[tuple[Channel, ...]] = ()
-    draw_order: ClassVar[tuple[str, ...]] = ()
-    canvas_cells: ClassVar[tuple[int, int] | None] = None
-    keymap: ClassVar[dict[str, int]] = MINATAR_KEYMAP
-    idle_action: ClassVar[int | None] = 0
-    state_ranges: ClassVar[dict[str, range | tuple[float, float]]] = {}
     version: ClassVar[int] = 0
+    looks: ClassVar[Looks] = Looks()
+    states: ClassVar[States] = States()
+
+    # 0.2.0's loose attributes, deprecated: read from the grouped values, and grouped when a subclass sets them.
+    channels = _Moved("looks")
+    draw_order = _Moved("looks")
+    canvas_cells = _Moved("looks")
+    keymap = _Moved("looks")
+    idle_action = _Moved("looks")
+    state_ranges = _Moved("states", "ranges")
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        loose = {k: v for k, v in vars(cls).items() if isinstance(vars(Environment).get(k), _Moved)}
+        if loose:
+            warnings.warn(
+                f"{cls.__name__} sets {', '.join(loose)}: declare looks = Looks(...) and states = "
+                "States(ranges=...) instead (deprecated)",
+                DeprecationWarning,
+                2,
+            )
+            for name in loose:
+                delattr(cls, name)
+            ranges = loose.pop("state_ranges", cls.states.ranges)
+            cls.looks, cls.states = (
+                dataclasses.replace(cls.looks, **loose),
+                dataclasses.replace(cls.states, ranges=ranges),
+            )
 
     def __init__(self, minimal_actions: bool = False):
         full = tuple(range(self.num_game_actions))
@@ -277,17 +349,17 @@ class Environment:
         raise NotImplementedError
 
     def grid(self, obs: jax.Array) -> jax.Array | None:
-        """The observation as a (rows, cols, channels) bool grid, one plane per entry of `channels`, for
+        """The observation as a (rows, cols, channels) bool grid, one plane per entry of `looks.channels`, for
         renderers; None where the observation is no grid (renderers then draw the game in a way of their own).
         The MinAtar observations are such grids already."""
         return obs if obs.ndim == 3 and obs.dtype == jnp.bool_ else None
 
     def tabular(self, params: EnvParams) -> Tabular:
-        """The environment as a table of states, for tabular agents; a ValueError where it has none."""
-        raise ValueError(f"{self.name} has no small discrete state for a tabular agent; use maxatar/Doors-v0")
+        """The environment as a table of states, for tabular agents; an InputError where it has none."""
+        raise InputError(f"{self.name} has no small discrete state for a tabular agent; use maxatar/Doors-v0")
 
     def state_values(self, game: Any) -> dict[str, Any]:
-        """The values of a game state (numpy leaves, maybe with leading batch axes) that `state_ranges` bounds, by
+        """The values of a game state (numpy leaves, maybe with leading batch axes) that `states.ranges` bounds, by
         name: the state's fields, by default. A game whose fields pack several values (bit planes, packed
         records) unpacks them here, so that each is checked against its own range."""
         return {f.name: getattr(game, f.name) for f in dataclasses.fields(game)}
@@ -298,7 +370,7 @@ class Environment:
         return []
 
     def draw(self, game: Any, scale: int) -> jax.Array:
-        """A game with `canvas_cells`: its uint8 RGB picture, `canvas_cells` times `scale` pixels (jittable)."""
+        """A game with `looks.canvas_cells`: its uint8 RGB picture, those cells times `scale` pixels (jittable)."""
         raise NotImplementedError(f"{self.name} is drawn from its observation grid")
 
     # --- the draws: uniforms to the variates a reset or a step consumes ---

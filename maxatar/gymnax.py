@@ -37,7 +37,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.checks import check_key, check_params_entry, check_scalar_params
+from maxatar.checks import (
+    InputError,
+    check_env_id,
+    check_flag,
+    check_key,
+    check_params_entry,
+    check_registered,
+    check_scalar_params,
+)
 from maxatar.core import Environment, EnvParams, EnvState, observation_bounds, pytree_dataclass
 from maxatar.episode import AutoReset
 from maxatar.prng import uniform, uniform_to_int
@@ -93,7 +101,7 @@ class Discrete(_gymnax_spaces.Discrete if _gymnax_spaces else object):
 
     def __init__(self, n: int, dtype: Any = jnp.int32):
         if int(n) < 1:
-            raise ValueError(f"Discrete needs at least one element, got n={n!r}")
+            raise InputError(f"Discrete needs at least one element, got n={n!r}")
         self.n = int(n)
         self.shape: tuple[int, ...] = ()
         self.dtype = jnp.dtype(dtype)
@@ -188,7 +196,7 @@ def _maxatar_names(keywords: dict[str, Any]) -> dict[str, Any]:
     keywords = dict(keywords)
     if "max_steps_in_episode" in keywords:
         if "max_steps" in keywords:
-            raise TypeError("give max_steps_in_episode or max_steps, not both (they are the same setting)")
+            raise InputError("give max_steps_in_episode or max_steps, not both (they are the same setting)")
         keywords["max_steps"] = keywords.pop("max_steps_in_episode")
     return keywords
 
@@ -403,28 +411,23 @@ def make(env_id: str, legacy_step_api: bool = False, **env_kwargs) -> tuple[Gymn
     written for it, PureJaxRL's and purejaxql's wrappers among it. The params answer to gymnax's field names
     too (`params_class`).
     """
-    if not isinstance(env_id, str):
-        raise TypeError(f"env_id must be a string, got {env_id!r}")
+    check_env_id(env_id)
     kwargs = dict(env_kwargs)
     if "use_minimal_action_set" in kwargs:
-        minimal = kwargs.pop("use_minimal_action_set")
-        if not isinstance(minimal, (bool, np.bool_)):
-            raise TypeError(f"use_minimal_action_set must be True or False, got {minimal!r}")
-        minimal = bool(minimal)
+        minimal = check_flag("use_minimal_action_set", kwargs.pop("use_minimal_action_set"))
         if "full_action_space" in kwargs:
-            raise TypeError("give use_minimal_action_set or full_action_space, not both")
+            raise InputError("give use_minimal_action_set or full_action_space, not both")
         kwargs["full_action_space"] = not minimal
     kwargs = _maxatar_names(kwargs)
-    if not isinstance(legacy_step_api, (bool, np.bool_)):
-        raise TypeError(f"legacy_step_api must be True or False, got {legacy_step_api!r}")
+    legacy_step_api = check_flag("legacy_step_api", legacy_step_api)
 
     if env_id in GYMNAX_IDS:
         maxatar_id, name = GYMNAX_IDS[env_id], env_id
     elif canonical_name(env_id) in {canonical_name(i) for i in registered_ids()}:
         maxatar_id, name = env_id, f"maxatar/{canonical_name(env_id)}"
     else:
-        raise ValueError(f"unknown environment id {env_id!r}; known ids: {', '.join(registered_envs())}")
+        check_registered(env_id, registered_envs())
     env, params = maxatar_make(maxatar_id, **kwargs)
     params = check_scalar_params(params, env)  # the facade's defaults are one environment's (vmap the calls)
     params = _gymnax_params(type(params), vars(params))
-    return GymnaxEnv(env, params, name, bool(legacy_step_api)), params
+    return GymnaxEnv(env, params, name, legacy_step_api), params

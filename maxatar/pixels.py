@@ -3,7 +3,7 @@
 `picture(env, game)` draws one state. The MinAtar games are drawn from their observation (10 x 10 x channels),
 Doors from its coded grid (split into planes by its `grid` hook), CartPole from the cart position and pole
 angle. Every grid cell becomes a `scale` x `scale` block; each observation channel has the colour, shape and
-place in the drawing order its game declares (`Environment.channels`, `draw_order`).
+place in the drawing order its game declares (`Environment.looks`: its channels and draw order).
 
 `PixelObservation(env, "rgb")` is the same environment with that picture as its observation (what
 `maxatar.make(id, obs_type="rgb")` and `gymnasium.make(id, obs_type="rgb")` give, as ALE's `obs_type`).
@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from maxatar import episode
-from maxatar.checks import InputError
+from maxatar.checks import InputError, check_choice, check_size
 from maxatar.core import RGB, Channel, Environment, EnvParams, observation_bounds
 
 PIXEL_OBS_TYPES = ("rgb", "grayscale")
@@ -51,21 +51,22 @@ class GridPalette:
 
     def __post_init__(self):
         if sorted(self.draw_order) != list(range(len(self.channels))):
-            raise ValueError("draw_order must be a permutation of the channel indices")
+            raise InputError("draw_order must be a permutation of the channel indices")
         for channel in self.channels:
             if channel.shape not in SHAPES:
-                raise ValueError(f"unknown shape {channel.shape!r}; expected one of {SHAPES}")
+                raise InputError(f"unknown shape {channel.shape!r}; expected one of {SHAPES}")
 
 
 def palette_of(env: Environment, num_channels: int) -> GridPalette:
-    """The palette the game declares (`Environment.channels` and `draw_order`), or evenly spaced hues for a
+    """The palette the game declares (`Environment.looks`: channels and draw order), or evenly spaced hues for a
     grid environment that declares none."""
-    if not env.channels:
+    looks = env.looks
+    if not looks.channels:
         colours = [colorsys.hsv_to_rgb(i / num_channels, 0.75, 1.0) for i in range(num_channels)]
         channels = tuple(Channel(f"channel{i}", tuple(round(255 * x) for x in c)) for i, c in enumerate(colours))
         return GridPalette(channels, tuple(range(num_channels)))
-    names = [c.name for c in env.channels]
-    return GridPalette(tuple(env.channels), tuple(names.index(name) for name in env.draw_order or names))
+    names = [c.name for c in looks.channels]
+    return GridPalette(tuple(looks.channels), tuple(names.index(name) for name in looks.draw_order or names))
 
 
 def default_scale(rows: int, cols: int) -> int:
@@ -103,7 +104,7 @@ def shape_mask(shape: str, scale: int) -> np.ndarray:
         spread = half_height * (depth - tip) / (base - tip)
         mask = body & (depth >= tip) & (depth <= base) & (np.abs(u - centre) <= spread)
     else:
-        raise ValueError(f"unknown shape {shape!r}; expected one of {SHAPES}")
+        raise InputError(f"unknown shape {shape!r}; expected one of {SHAPES}")
     mask = np.broadcast_to(mask, (scale, scale))
     return mask if mask.any() else np.broadcast_to(body, (scale, scale))
 
@@ -115,7 +116,7 @@ def grid_image(channels, palette: GridPalette, scale: int):
     xp = np if isinstance(channels, np.ndarray) else jnp
     rows, cols, num_channels = channels.shape
     if num_channels != len(palette.channels):
-        raise ValueError(f"palette has {len(palette.channels)} channels, observation has {num_channels}")
+        raise InputError(f"palette has {len(palette.channels)} channels, observation has {num_channels}")
     # Channels sharing a shape are merged per cell first (top rank wins), so the per-pixel work scales with
     # the number of distinct shapes, not of channels. int32 throughout: XLA on CPU vectorises it best.
     shapes = sorted({c.shape for c in palette.channels})
@@ -160,7 +161,7 @@ def table_picture(table, cells):
 
 class Canvas(NamedTuple):
     """How an environment is drawn: its grid (rows, cols, channels), or None for a game drawn by its own `draw`
-    hook on a canvas of `canvas_cells` (CartPole)."""
+    hook on a canvas of `looks.canvas_cells` (CartPole)."""
 
     grid: tuple[int, int, int] | None
     scale: int
@@ -176,11 +177,12 @@ class Canvas(NamedTuple):
 def canvas(env: Environment, scale: int | None = None) -> Canvas:
     """What `picture` draws for `env` (static: from shapes only), with the default scale unless given."""
     env = unwrapped(env)
-    if env.canvas_cells is not None:
-        return Canvas(None, scale or default_scale(*env.canvas_cells), env.canvas_cells)
+    cells = env.looks.canvas_cells
+    if cells is not None:
+        return Canvas(None, scale or default_scale(*cells), cells)
     grid = jax.eval_shape(env.grid, jax.ShapeDtypeStruct(env.obs_shape, env.obs_dtype))
     if grid is None:
-        raise TypeError(f"cannot draw {env.name}: its observation is no (rows, cols, channels) grid")
+        raise InputError(f"cannot draw {env.name}: its observation is no (rows, cols, channels) grid")
     rows, cols, num_channels = grid.shape
     return Canvas((rows, cols, num_channels), scale or default_scale(rows, cols))
 
@@ -190,8 +192,8 @@ def picture(env: Environment, game: Any, scale: int | None = None, obs_type: str
     and jittable (`env`, `scale` and `obs_type` are static); `vmap` it for batches. `scale` is pixels per grid
     cell (default: short side >= 160)."""
     env = unwrapped(env)
-    if env.canvas_cells is not None:
-        image = env.draw(game, scale or default_scale(*env.canvas_cells))
+    if env.looks.canvas_cells is not None:
+        image = env.draw(game, scale or default_scale(*env.looks.canvas_cells))
         return grayscale(image) if obs_type == "grayscale" else image
     return grid_picture(env, env.game_observation(game), scale, obs_type)
 
@@ -200,7 +202,7 @@ def grid_picture(env: Environment, obs: jax.Array, scale: int | None = None, obs
     """`picture` of a grid game from its observation (split into planes by the game's `grid` hook)."""
     channels = env.grid(obs)
     if channels is None:
-        raise TypeError(f"cannot draw {env.name}: its observation is no (rows, cols, channels) grid")
+        raise InputError(f"cannot draw {env.name}: its observation is no (rows, cols, channels) grid")
     num_channels, scale = channels.shape[-1], scale or default_scale(*channels.shape[:2])
     if num_channels > MAX_TABLE_CHANNELS:  # a table of 2**channels cells would be too large: draw directly
         image = grid_image(channels, palette_of(env, num_channels), scale)
@@ -268,7 +270,7 @@ class ObservationVariant(episode.Environment):
 
     def __init__(self, env: Environment):
         if not isinstance(env, Environment) or isinstance(env, ObservationVariant):
-            raise TypeError(f"{type(self).__name__} wraps a MaxAtar environment with its own observation, got {env!r}")
+            raise InputError(f"{type(self).__name__} wraps a MaxAtar environment with its own observation, got {env!r}")
         self.env = env
         self.action_set = env.action_set
 
@@ -281,15 +283,14 @@ class ObservationVariant(episode.Environment):
     # What the contract reads from class attributes comes from the wrapped environment.
     name = property(lambda self: self.env.name)
     num_game_actions = property(lambda self: self.env.num_game_actions)
+    action_names = property(lambda self: self.env.action_names)
+    randomness = property(lambda self: self.env.randomness)
     params_class = property(lambda self: self.env.params_class)
     num_reset_uniforms = property(lambda self: self.env.num_reset_uniforms)
     num_step_uniforms = property(lambda self: self.env.num_step_uniforms)
     max_difficulty = property(lambda self: self.env.max_difficulty)
-    channels = property(lambda self: self.env.channels)
-    draw_order = property(lambda self: self.env.draw_order)
-    keymap = property(lambda self: self.env.keymap)
-    idle_action = property(lambda self: self.env.idle_action)
-    state_ranges = property(lambda self: self.env.state_ranges)
+    looks = property(lambda self: self.env.looks)
+    states = property(lambda self: self.env.states)
 
     def state_values(self, game):
         return self.env.state_values(game)
@@ -332,12 +333,9 @@ class PixelObservation(ObservationVariant):
 
     def __init__(self, env: Environment, obs_type: str = "rgb", scale: int | None = None):
         super().__init__(env)
-        if obs_type not in PIXEL_OBS_TYPES:
-            raise ValueError(f"obs_type must be None or one of {OBS_TYPES}, got {obs_type!r}")
-        if scale is not None and (not isinstance(scale, (int, np.integer)) or isinstance(scale, bool) or scale < 1):
-            raise ValueError(f"obs_scale must be a positive integer (pixels per cell) or None, got {scale!r}")
-        self.obs_type = obs_type
-        self.scale = canvas(env, None if scale is None else int(scale)).scale
+        self.obs_type = check_choice("obs_type", obs_type, PIXEL_OBS_TYPES)
+        scale = None if scale is None else check_size("obs_scale", scale, what=" (pixels per cell) or None")
+        self.scale = canvas(env, scale).scale
         height, width = canvas(env, self.scale).shape
         if height * width > MAX_OBS_PIXELS:  # refused here, not by an out-of-memory error at the first reset
             most = math.isqrt(MAX_OBS_PIXELS // (height * width // self.scale**2))
@@ -388,9 +386,10 @@ def _flat_bound(bound, shape) -> float | tuple[float, ...]:
 def with_obs_type(env: Environment, obs_type: str | None = None, scale: int | None = None) -> Environment:
     """`env` itself for obs_type None (its own observation), its `FlatObservation` for "flat", else its
     `PixelObservation`."""
+    check_choice("obs_type", obs_type, OBS_TYPES, none=True)
     if obs_type is None or obs_type == "flat":
         if scale is not None:
-            raise ValueError("obs_scale applies only to pixel observations (obs_type='rgb' or 'grayscale')")
+            raise InputError("obs_scale applies only to pixel observations (obs_type='rgb' or 'grayscale')")
         return env if obs_type is None else FlatObservation(env)
     return PixelObservation(env, obs_type, scale)
 

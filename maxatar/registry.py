@@ -8,10 +8,8 @@ import importlib
 import inspect
 from typing import NamedTuple
 
-import numpy as np
-
 from maxatar import compilation_cache
-from maxatar.checks import InputError, check_env_id, check_params
+from maxatar.checks import InputError, check_env_id, check_flag, check_params, check_registered
 from maxatar.core import Environment, EnvParams
 from maxatar.pixels import with_obs_type
 from maxatar.settings import setting_kwargs
@@ -75,7 +73,7 @@ def canonical_name(env_id: str) -> str:
 def _spec(env_id: str) -> Spec:
     name = canonical_name(env_id)
     if name not in SPECS:
-        raise ValueError(f"unknown environment id {env_id!r}; known ids: {', '.join(registered_ids())}")
+        check_registered(env_id, registered_ids())
     return SPECS[name]
 
 
@@ -108,17 +106,14 @@ def make(env_id: str, setting: str = "minatar", **overrides) -> tuple[Environmen
     overrides = {**setting_kwargs(cls, canonical_name(env_id), setting), **overrides}
     obs_type, obs_scale = overrides.pop("obs_type", spec.obs_type), overrides.pop("obs_scale", None)
     if spec.obs_type is not None and obs_type != spec.obs_type:
-        raise ValueError(f"{env_id} fixes obs_type={spec.obs_type!r}; for obs_type={obs_type!r} use its plain id")
+        raise InputError(f"{env_id} fixes obs_type={spec.obs_type!r}; for obs_type={obs_type!r} use its plain id")
     if "minimal_actions" in overrides:  # the constructor's own name for the action set, not a keyword of make
         raise InputError(f"{env_id}: unexpected argument 'minimal_actions'; the action set is full_action_space")
     ctor_kwargs = dict(spec.kwargs)
     if "full_action_space" in overrides:
-        full = overrides.pop("full_action_space")
-        if not isinstance(full, (bool, np.bool_)):
-            raise TypeError(f"full_action_space must be True or False, got {full!r}")
-        full = bool(full)
+        full = check_flag("full_action_space", overrides.pop("full_action_space"))
         if cls.minimal_action_set is None and not full:
-            raise ValueError(f"{env_id} has a single action set; full_action_space=False does not apply")
+            raise InputError(f"{env_id} has a single action set; full_action_space=False does not apply")
         ctor_kwargs["minimal_actions"] = not full
     param_fields = {f.name for f in dataclasses.fields(cls.params_class)}
     param_overrides = {k: v for k, v in overrides.items() if k in param_fields}

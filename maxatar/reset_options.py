@@ -15,23 +15,23 @@ import functools
 import jax
 import numpy as np
 
-from maxatar.checks import check_difficulty, check_state_values
+from maxatar.checks import InputError, check_difficulty, check_state_values
 from maxatar.core import Environment, EnvState
 
 STATE, DIFFICULTY, RESET_MASK = "state", "difficulty", "reset_mask"
 
 
 def parse(options: dict | None, accepted: tuple[str, ...]) -> dict:
-    """`options` as a dict, or a ValueError naming the unknown keys and the accepted ones."""
+    """`options` as a dict, or an InputError naming the unknown keys and the accepted ones."""
     if options is None:
         return {}
     if not isinstance(options, dict):
-        raise TypeError(f"reset options must be a dict, got {options!r}")
+        raise InputError(f"reset options must be a dict, got {options!r}")
     unknown = sorted(set(options) - set(accepted))
     if unknown:
-        raise ValueError(f"unknown reset options {unknown}; accepted: {', '.join(accepted)}")
+        raise InputError(f"unknown reset options {unknown}; accepted: {', '.join(accepted)}")
     if options.get(STATE) is not None and options.get(DIFFICULTY) is not None:
-        raise ValueError("give reset option 'state' or 'difficulty', not both (a state has its own level)")
+        raise InputError("give reset option 'state' or 'difficulty', not both (a state has its own level)")
     return dict(options)
 
 
@@ -43,27 +43,27 @@ def state_spec(env: Environment) -> EnvState:
 
 def check_state(env: Environment, state, num_envs: int | None = None) -> EnvState:
     """A chosen start state checked against `env`'s state: an `EnvState` with the same fields, shapes and dtypes
-    (a TypeError naming the first field that differs) and values its episodes reach (a ValueError naming the
+    (an InputError naming the first field that differs) and values its episodes reach (an InputError naming the
     first field outside its range: `maxatar.checks.check_state_values`). Array leaves are kept where they are
     (no copy to or from the device), others become numpy. With `num_envs`, a batch of states (leading axis
     `num_envs`) or one state for every sub-environment (broadcast)."""
     if not isinstance(state, EnvState):
-        raise TypeError(f"reset option 'state' must be a maxatar EnvState, got {type(state).__name__}")
+        raise InputError(f"reset option 'state' must be a maxatar EnvState, got {type(state).__name__}")
     spec = state_spec(env)
     paths, treedef = jax.tree_util.tree_flatten_with_path(spec)
     try:
         leaves = treedef.flatten_up_to(state)
     except (TypeError, ValueError) as error:
-        raise TypeError(f"reset option 'state' is not a state of {env.name}: {error}") from None
+        raise InputError(f"reset option 'state' is not a state of {env.name}: {error}") from None
     leaves = [leaf if isinstance(leaf, (np.ndarray, jax.Array)) else np.asarray(leaf) for leaf in leaves]
     batch = num_envs is not None and leaves[0].shape == (num_envs, *paths[0][1].shape)
     for (path, want), leaf in zip(paths, leaves, strict=True):
         name = jax.tree_util.keystr(path)
         if leaf.dtype != want.dtype:
-            raise TypeError(f"reset option 'state': {name} has dtype {leaf.dtype}, expected {want.dtype}")
+            raise InputError(f"reset option 'state': {name} has dtype {leaf.dtype}, expected {want.dtype}")
         if leaf.shape != ((num_envs, *want.shape) if batch else want.shape):
             either = f"{want.shape} (one state) or {(num_envs, *want.shape)} (one per sub-environment)"
-            raise TypeError(
+            raise InputError(
                 f"reset option 'state': {name} has shape {leaf.shape}, expected {either if num_envs else want.shape}"
             )
     check_state_values(env, treedef.unflatten(leaves))
@@ -79,10 +79,10 @@ def check_level(env: Environment, level, num_envs: int | None = None):
     array = np.asarray(level)
     if num_envs is None:
         if array.shape != ():
-            raise TypeError(f"reset option 'difficulty' must be one integer level, got {level!r}")
+            raise InputError(f"reset option 'difficulty' must be one integer level, got {level!r}")
         return int(array)
     if array.shape not in ((), (num_envs,)):
-        raise TypeError(f"reset option 'difficulty' must be one level or {num_envs} levels, got {level!r}")
+        raise InputError(f"reset option 'difficulty' must be one level or {num_envs} levels, got {level!r}")
     return np.broadcast_to(array, (num_envs,)).astype(np.int32)
 
 

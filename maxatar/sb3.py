@@ -22,7 +22,7 @@ import jax
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from maxatar.checks import check_actions, check_num_envs, check_seed
+from maxatar.checks import InputError, check_actions, check_num_envs, check_seed
 from maxatar.gym import MaxAtarVectorEnv
 from maxatar.reset_options import DIFFICULTY, STATE, parse
 
@@ -37,7 +37,7 @@ def batch_options(options: list[dict], default_level) -> dict:
     states = [o.get(STATE) for o in options]
     if any(s is not None for s in states):
         if any(s is None for s in states):
-            raise ValueError("set_options: give reset option 'state' to every sub-environment or to none")
+            raise InputError("set_options: give reset option 'state' to every sub-environment or to none")
         batched[STATE] = jax.tree.map(lambda *leaves: np.stack(leaves), *states)
     return batched
 

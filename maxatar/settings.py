@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from maxatar.checks import InputError, check_choice
+
 SETTINGS = ("minatar", "gymnax", "pgx")
 
 
@@ -36,12 +38,11 @@ def minatar_game(gymnax_max_steps: int) -> dict[str, dict[str, Any]]:
 
 
 def setting_kwargs(env_class, name: str, setting: str) -> dict[str, Any]:
-    """The `maxatar.make` keywords of `setting` for the environment class of id `name`: a ValueError for an unknown
+    """The `maxatar.make` keywords of `setting` for the environment class of id `name`: an InputError for an unknown
     setting, or one that has no version of that environment."""
-    if setting not in SETTINGS:
-        raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
+    check_choice("setting", setting, SETTINGS)
     if setting not in env_class.settings:
-        raise ValueError(f"{setting} has no {name}; setting={setting!r} applies to the MinAtar games")
+        raise InputError(f"{setting} has no {name}; setting={setting!r} applies to the MinAtar games")
     return dict(env_class.settings[setting])
 
 

@@ -34,6 +34,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from maxatar.checks import InputError, check_size
 from maxatar.core import Environment, EnvParams
 from maxatar.episode import AutoReset
 
@@ -55,12 +56,10 @@ def select_devices(devices: DevicesArg = "all", *, local: bool = True) -> list[j
         return pool[:1]
     if isinstance(devices, str):
         if devices != "all":
-            raise ValueError(f"devices must be 'all', a positive integer or a list of devices, got {devices!r}")
+            raise InputError(f"devices must be 'all', a positive integer or a list of devices, got {devices!r}")
         return pool
     if isinstance(devices, (int, np.integer)) and not isinstance(devices, bool):
-        count = int(devices)
-        if count < 1:
-            raise ValueError(f"devices must be a positive number of devices, got {count}")
+        count = check_size("devices", devices, what=" (a number of devices)")
         if count > len(pool):
             hint = ""
             if pool[0].platform == "cpu":
@@ -68,17 +67,17 @@ def select_devices(devices: DevicesArg = "all", *, local: bool = True) -> list[j
                     "; on CPU, set XLA_FLAGS=--xla_force_host_platform_device_count=N before JAX starts to get N "
                     "(virtual) CPU devices"
                 )
-            raise ValueError(f"asked for {count} devices but only {len(pool)} {where}device(s) exist: {pool}{hint}")
+            raise InputError(f"asked for {count} devices but only {len(pool)} {where}device(s) exist: {pool}{hint}")
         return pool[:count]
     if isinstance(devices, Sequence) and devices and all(isinstance(d, jax.Device) for d in devices):
         chosen = list(devices)
         if len(set(chosen)) != len(chosen):
-            raise ValueError(f"devices lists a device twice: {chosen}")
+            raise InputError(f"devices lists a device twice: {chosen}")
         unknown = [d for d in chosen if d not in pool]
         if unknown:
-            raise ValueError(f"devices {unknown} are not among the {where}devices {pool}")
+            raise InputError(f"devices {unknown} are not among the {where}devices {pool}")
         return chosen
-    raise ValueError(f"devices must be 'all', a positive integer or a list of jax devices, got {devices!r}")
+    raise InputError(f"devices must be 'all', a positive integer or a list of jax devices, got {devices!r}")
 
 
 def make_mesh(devices: DevicesArg = "all", axis_name: str = AXIS, *, local: bool = True) -> Mesh:
@@ -98,11 +97,11 @@ def replicated(mesh: Mesh) -> NamedSharding:
 
 
 def check_divisible(size: int, mesh: Mesh, what: str = "batch") -> None:
-    """Raise a `ValueError` unless `size` splits evenly over the mesh's devices."""
+    """Raise an `InputError` unless `size` splits evenly over the mesh's devices."""
     count = mesh.devices.size
     if size % count:
         below, above = size - size % count, size + count - size % count
-        raise ValueError(
+        raise InputError(
             f"{what} of {size} cannot be split evenly over {count} devices: use a multiple of {count} "
             f"(e.g. {below or above} or {above}), or fewer devices"
         )
@@ -123,12 +122,12 @@ def _place(x: Any, sharding: NamedSharding) -> jax.Array:
 
 def shard_batch(tree: Any, mesh: Mesh) -> Any:
     """Place every leaf of `tree` with its leading (batch) axis split over the mesh. Every leaf needs that
-    axis, of a length divisible by the number of devices (else `ValueError`)."""
+    axis, of a length divisible by the number of devices (else `InputError`)."""
     sharding = batch_sharding(mesh)
     for leaf in jax.tree.leaves(tree):
         shape = np.shape(leaf)
         if not shape:
-            raise ValueError("shard_batch needs a leading batch axis on every leaf; got a scalar")
+            raise InputError("shard_batch needs a leading batch axis on every leaf; got a scalar")
         check_divisible(shape[0], mesh)
     return jax.tree.map(lambda x: _place(x, sharding), tree)
 

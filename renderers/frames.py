@@ -79,7 +79,7 @@ def frame(
     those numbers is added below the picture. `scale` is pixels per grid cell (default: short side >= 160).
     """
     base = unwrapped(env)  # a pixel-observation env is drawn as the game it wraps
-    if base.canvas_cells is not None:  # a game drawn by its own hook (CartPole)
+    if base.looks.canvas_cells is not None:  # a game drawn by its own hook (CartPole)
         image = picture(base, state.game, scale)
     else:
         image = grid_picture(base, base.observation(state), scale)

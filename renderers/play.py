@@ -3,7 +3,7 @@ watch a policy (a trained agent) play it: R restarts, Esc quits.
 
 The game runs in real time at `fps` steps per second. Each step takes the key pressed since the previous
 step if there was one (so a quick tap is not lost), otherwise the key held down, otherwise no key. Each game
-names its keys (`Environment.keymap`, pygame's key names) and its no-key action (`idle_action`); they map to
+names its keys (`Environment.looks.keymap`, pygame's key names) and its no-key action (`looks.idle_action`); they map to
 game actions, so the full and minimal (`full_action_space=False`) action sets both work, and a key whose
 action is not in the set does nothing.
 """
@@ -47,9 +47,9 @@ def check_display(pygame) -> None:
 def choose_action(env: Environment, key: str | None, previous: int) -> int:
     """The index (into `env`'s action set) that the key named `key` ("left", ..., "space", or None for no
     key) means: its game action, else the idle action, else (no idle action, or not in the set) `previous`."""
-    game_action = env.keymap.get(key) if key else None
+    game_action = env.looks.keymap.get(key) if key else None
     if game_action is None or game_action not in env.action_set:
-        game_action = env.idle_action
+        game_action = env.looks.idle_action
     if game_action is None or game_action not in env.action_set:
         return previous
     return env.action_set.index(game_action)
@@ -94,7 +94,7 @@ def play(
     env, params = maxatar.make(env_id, **make_kwargs)
     pygame.display.init()  # pygame translates key names to codes once its display is up
     check_display(pygame)
-    keys = {pygame.key.key_code(name): name for name in env.keymap}
+    keys = {pygame.key.key_code(name): name for name in env.looks.keymap}
     controls = "arrows move, space fires, R restarts, Esc quits" if policy is None else "R restarts, Esc quits"
     watched = "" if policy is None else "agent playing: "
     window = Window(title=f"{env_id} ({watched}{controls})", fps=fps, zoom=zoom)

@@ -599,7 +599,7 @@ def test_reachable_states_pass_the_range_checks():
         states = reachable_states(env_id)
         check_state_values(env, jax.tree.map(lambda *leaves: np.stack(leaves), *states))
         assert all(
-            name in env.state_ranges
+            name in env.states.ranges
             for name, v in env.state_values(states[0].game).items()
             if np.asarray(v).dtype != np.bool_
         )
@@ -762,3 +762,19 @@ def test_params_built_by_hand(field, value):
     assert_same((obs, state), reset(KEY, hand))
     assert_same(env.step(KEY, state, 5, hand)[:5], step(KEY, state, 5, hand)[:5])
     assert_same(facade.reset(KEY, hand), (obs, state))
+
+
+def test_every_refusal_in_maxatar_is_an_input_error():
+    """No module of `maxatar` raises a plain ValueError or TypeError: each refusal is an `InputError` (so the
+    message names the parameter, and `except ValueError` and `except TypeError` both catch it)."""
+    import ast
+    from pathlib import Path
+
+    plain = []
+    for path in sorted(Path(maxatar.__file__).parent.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+                name = getattr(node.exc.func, "id", None)
+                if name in ("ValueError", "TypeError"):
+                    plain.append(f"{path.name}:{node.lineno} {name}")
+    assert not plain, plain

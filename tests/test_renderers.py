@@ -90,7 +90,7 @@ def cell_mask(row: int, col: int, shape, scale: int = SCALE) -> np.ndarray:
 
 @pytest.mark.parametrize("env_class", [Breakout, Asterix, Freeway, Seaquest, SpaceInvaders])
 def test_each_channel_is_drawn_in_its_own_colour_where_it_is_set(env_class):
-    colours = [channel.colour for channel in env_class.channels]
+    colours = [channel.colour for channel in env_class.looks.channels]
     assert len(set(colours)) == len(colours)
     assert not {fr.BACKGROUND, fr.GRID_LINE} & set(colours)
     obs = np.zeros((10, 10, len(colours)), bool)
@@ -118,7 +118,7 @@ def test_drawing_order_keeps_overlapping_objects_visible():
     obs = np.zeros((10, 10, 4), bool)
     obs[3, 0, [1, 3]] = True  # Breakout: the ball inside a brick
     image = np.asarray(draw(ObservationIsState(Breakout()), obs, scale=SCALE))
-    assert pixels_of(image, Breakout.channels[1].colour)[3 * SCALE + SCALE // 2, SCALE // 2]
+    assert pixels_of(image, Breakout.looks.channels[1].colour)[3 * SCALE + SCALE // 2, SCALE // 2]
     obs = np.zeros((10, 10, 6), bool)
     obs[0, 2, [1, 2]] = True  # Space Invaders: an alien moving left shows both the alien and its direction
     obs[0, 3, [1, 3]] = True
@@ -126,7 +126,7 @@ def test_drawing_order_keeps_overlapping_objects_visible():
     for col, channel in ((2, 2), (3, 3)):
         inside = cell_mask(0, col, image.shape)
         for c in (1, channel):
-            assert (pixels_of(image, SpaceInvaders.channels[c].colour) & inside).any()
+            assert (pixels_of(image, SpaceInvaders.looks.channels[c].colour) & inside).any()
 
 
 def test_doors_frame_shows_agent_goal_walls_and_doors():
@@ -135,7 +135,7 @@ def test_doors_frame_shows_agent_goal_walls_and_doors():
     state = EnvState(game, jnp.int32(0), jnp.int32(0), jnp.bool_(False))
     image = np.asarray(draw(env, state, scale=SCALE))
     assert image.shape == (15 * SCALE, 15 * SCALE, 3)
-    agent, wall, goal = (channel.colour for channel in Doors.channels)
+    agent, wall, goal = (channel.colour for channel in Doors.looks.channels)
     for colour, (row, col) in ((agent, (14, 3)), (goal, (0, 9))):
         drawn = pixels_of(image, colour)
         assert drawn.any() and not (drawn & ~cell_mask(row, col, image.shape)).any()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from maxatar.checks import InputError, check_choice
 from maxatar.core import (
     Environment,
     EnvParams,
@@ -36,14 +37,11 @@ def render_plugin(name: str):
 
 
 def check_output(output: str) -> str:
-    if output not in OUTPUTS:
-        raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
-    return output
+    return check_choice("output", output, OUTPUTS)
 
 
 def check_render_mode(render_mode, metadata) -> None:
-    if render_mode is not None and render_mode not in metadata["render_modes"]:
-        raise ValueError(f"render_mode must be None or one of {metadata['render_modes']}, got {render_mode!r}")
+    check_choice("render_mode", render_mode, metadata["render_modes"], none=True)
 
 
 def tape_seed(seed, np_random: np.random.Generator) -> int:
@@ -58,19 +56,18 @@ def pick_twin(
     takes the Python twins only where they are faster and able: numpy output, one device, at most
     `PYTHON_MAX_ENVS` sub-environments, and a game with a twin (for these params); an explicit "python" that
     cannot be honoured raises instead."""
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    check_choice("backend", backend, BACKENDS)
     if backend == "python" and output == "jax":
-        raise ValueError("output='jax' needs backend='jax' (the Python backend computes numpy)")
+        raise InputError("output='jax' needs backend='jax' (the Python backend computes numpy)")
     if backend == "jax" or output == "jax":
         return None
     if mesh is not None:
         if backend == "python":
-            raise ValueError("devices= needs backend='jax'")
+            raise InputError("devices= needs backend='jax'")
         return None
     if backend == "auto" and num_envs > PYTHON_MAX_ENVS:
         return None
     twin = load_twin(env, params)
     if twin is None and backend == "python":
-        raise ValueError(f"{env_id} has no Python twin; use backend='jax'")
+        raise InputError(f"{env_id} has no Python twin; use backend='jax'")
     return twin

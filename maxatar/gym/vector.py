@@ -15,6 +15,7 @@ from gymnasium.vector.utils import batch_space
 from jax.sharding import Mesh
 
 from maxatar.checks import (
+    InputError,
     actions_outside,
     check_actions,
     check_num_envs,
@@ -139,7 +140,7 @@ class MaxAtarVectorEnv(VectorEnv):
         if mask is not None:
             mask = np.asarray(mask)
             if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
-                raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},), got {mask!r}")
+                raise InputError(f"reset_mask must be a bool array of shape ({self.num_envs},), got {mask!r}")
             if self._tape is None:
                 raise RuntimeError("reset() once without reset_mask before resetting selected sub-environments")
         super().reset(seed=seed)
@@ -322,7 +323,7 @@ def _parse_autoreset_mode(mode) -> AutoresetMode:
     by_name = {m.value.lower(): m for m in AutoresetMode}
     key = str(mode).replace("_", "").lower()
     if key not in by_name:
-        raise ValueError(f"autoreset_mode must be one of {[m.value for m in AutoresetMode]}, got {mode!r}")
+        raise InputError(f"autoreset_mode must be one of {[m.value for m in AutoresetMode]}, got {mode!r}")
     return by_name[key]
 
 

@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import TRAIL, Channel, EnvParams, pytree_dataclass
+from maxatar.core import TRAIL, Channel, EnvParams, Looks, States, pytree_dataclass
 from maxatar.episode import Environment
 from maxatar.prng import uniform_to_int
 from maxatar.settings import minatar_game
@@ -93,26 +93,31 @@ class Asterix(Environment):
     num_step_uniforms = 3
     max_difficulty = MAX_LEVEL
     twin = "maxatar.games.asterix.twin:AsterixTwin"
-    channels = (
-        Channel("player", (40, 210, 255)),
-        Channel("enemy", (230, 55, 55)),
-        TRAIL,
-        Channel("gold", (255, 200, 40)),
+    randomness = "No draw at reset; every spawn draws its side, whether it is gold, and its row."
+    looks = Looks(
+        channels=(
+            Channel("player", (40, 210, 255)),
+            Channel("enemy", (230, 55, 55)),
+            TRAIL,
+            Channel("gold", (255, 200, 40)),
+        ),
+        draw_order=("trail", "gold", "enemy", "player"),
     )
-    draw_order = ("trail", "gold", "enemy", "player")
     # The values an Asterix episode reaches (`maxatar.checks`): an entity's x is -1 or 10 once it walked off
     # (its slot then inactive); the timers count down from their intervals, the ramp timer from 100 to -1.
-    state_ranges = {
-        "player_x": range(10),
-        "player_y": range(1, NUM_SLOTS + 1),
-        "x": range(-1, 11),
-        "spawn_speed": range(1, INIT_SPAWN_SPEED + 1),
-        "spawn_timer": range(INIT_SPAWN_SPEED + 1),
-        "move_speed": range(1, INIT_MOVE_SPEED + 1),
-        "move_timer": range(INIT_MOVE_SPEED + 1),
-        "ramp_timer": range(-1, RAMP_INTERVAL + 1),
-        "ramp_index": range(MAX_LEVEL + 1),
-    }
+    states = States(
+        ranges={
+            "player_x": range(10),
+            "player_y": range(1, NUM_SLOTS + 1),
+            "x": range(-1, 11),
+            "spawn_speed": range(1, INIT_SPAWN_SPEED + 1),
+            "spawn_timer": range(INIT_SPAWN_SPEED + 1),
+            "move_speed": range(1, INIT_MOVE_SPEED + 1),
+            "move_timer": range(INIT_MOVE_SPEED + 1),
+            "ramp_timer": range(-1, RAMP_INTERVAL + 1),
+            "ramp_index": range(MAX_LEVEL + 1),
+        },
+    )
 
     def state_rules(self, state) -> list[str]:
         """Active entities are on the board; the intervals are those of the ramp's level (`level_speeds`)."""

@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import TRAIL, Channel, EnvParams, pytree_dataclass
+from maxatar.core import TRAIL, Channel, EnvParams, Looks, States, pytree_dataclass
 from maxatar.episode import Environment
 from maxatar.prng import uniform_to_int
 from maxatar.settings import minatar_game
@@ -70,24 +70,29 @@ class Breakout(Environment):
     num_reset_uniforms = 1
     num_step_uniforms = 0
     twin = "maxatar.games.breakout.twin:BreakoutTwin"
-    channels = (
-        Channel("paddle", (70, 150, 255)),
-        Channel("ball", (255, 255, 255)),
-        TRAIL,
-        Channel("brick", (235, 95, 60)),
+    randomness = "One draw at reset (the ball's side); the steps are deterministic given the actions."
+    looks = Looks(
+        channels=(
+            Channel("paddle", (70, 150, 255)),
+            Channel("ball", (255, 255, 255)),
+            TRAIL,
+            Channel("brick", (235, 95, 60)),
+        ),
+        draw_order=("brick", "trail", "paddle", "ball"),
     )
-    draw_order = ("brick", "trail", "paddle", "ball")
     # The values a Breakout episode reaches (`maxatar.checks`): the ball and its trail on the board, four
     # directions, the paddle's column, the 30 brick bits.
-    state_ranges = {
-        "ball_x": range(10),
-        "ball_y": range(10),
-        "ball_dir": range(4),
-        "pos": range(10),
-        "bricks": range(FULL_WALL + 1),
-        "last_x": range(10),
-        "last_y": range(10),
-    }
+    states = States(
+        ranges={
+            "ball_x": range(10),
+            "ball_y": range(10),
+            "ball_dir": range(4),
+            "pos": range(10),
+            "bricks": range(FULL_WALL + 1),
+            "last_x": range(10),
+            "last_y": range(10),
+        },
+    )
 
     def state_rules(self, state) -> list[str]:
         """The ball reaches the bottom row only when the paddle misses it, which ends the episode."""

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import EnvParams, pytree_dataclass
+from maxatar.core import EnvParams, Looks, States, pytree_dataclass
 from maxatar.episode import Environment
 from maxatar.games.cartpole.picture import CARTPOLE_CELLS, cartpole_image
 
@@ -66,6 +66,7 @@ class CartPole(Environment):
     # gymnax's CartPole is Gymnasium's, which MaxAtar's defaults are too.
     settings = {"minatar": {}, "gymnax": {"sticky_action_prob": 0.0, "max_steps": 500}}
     num_game_actions = 2
+    action_names = ("push left", "push right")
     obs_shape = (4,)
     obs_dtype = jnp.float32
     obs_high = (2 * X_LIMIT, math.inf, 2 * THETA_LIMIT, math.inf)  # Gymnasium's: twice the termination limits
@@ -74,17 +75,22 @@ class CartPole(Environment):
     default_sticky_action_prob = 0.0
     default_max_steps = 500
     twin = "maxatar.games.cartpole.twin:CartPoleTwin"
-    canvas_cells = CARTPOLE_CELLS
-    keymap = {"left": 0, "right": 1}
-    idle_action = None  # no no-op: the previous push goes on
+    randomness = "The start state (four uniforms in [-0.05, 0.05]); the steps are deterministic given the actions."
+    looks = Looks(
+        canvas_cells=CARTPOLE_CELLS,
+        keymap={"left": 0, "right": 1},
+        idle_action=None,  # no no-op: the previous push goes on
+    )
     # The values a CartPole episode reaches (`maxatar.checks`): finite, the position and angle inside the
     # observation space (twice the termination limits; an episode ends on leaving the limits).
-    state_ranges = {
-        "x": (-2 * X_LIMIT, 2 * X_LIMIT),
-        "x_dot": (-math.inf, math.inf),
-        "theta": (-2 * THETA_LIMIT, 2 * THETA_LIMIT),
-        "theta_dot": (-math.inf, math.inf),
-    }
+    states = States(
+        ranges={
+            "x": (-2 * X_LIMIT, 2 * X_LIMIT),
+            "x_dot": (-math.inf, math.inf),
+            "theta": (-2 * THETA_LIMIT, 2 * THETA_LIMIT),
+            "theta_dot": (-math.inf, math.inf),
+        },
+    )
 
     def state_rules(self, state) -> list[str]:
         """An episode that has not ended is inside the termination limits (to float32 rounding)."""

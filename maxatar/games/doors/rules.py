@@ -22,8 +22,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.checks import InputError
-from maxatar.core import Channel, EnvParams, Tabular, pytree_dataclass
+from maxatar.checks import InputError, check_size
+from maxatar.core import Channel, EnvParams, Looks, States, Tabular, pytree_dataclass
 from maxatar.episode import Environment
 from maxatar.prng import uniform_to_int
 
@@ -67,6 +67,7 @@ class Doors(Environment):
 
     name = "doors"
     num_game_actions = 5
+    action_names = ("stay", "right", "down", "left", "up")
     params_class = DoorsParams
     obs_dtype = jnp.int8
     obs_nvec = 4  # cell codes: empty, agent, wall, goal
@@ -74,20 +75,20 @@ class Doors(Environment):
     default_sticky_action_prob = 0.0
     default_max_steps = 100
     twin = "maxatar.games.doors.twin:DoorsTwin"
-    channels = (Channel("agent", (40, 210, 255)), Channel("wall", (130, 130, 150)), Channel("goal", (255, 200, 40)))
-    draw_order = ("wall", "goal", "agent")
-    keymap = {"right": 1, "down": 2, "left": 3, "up": 4}
+    randomness = (
+        "The start (the agent's and the goal's columns, and the doors when `random_doors=True`); the steps are "
+        "deterministic given the actions."
+    )
+    looks = Looks(
+        channels=(Channel("agent", (40, 210, 255)), Channel("wall", (130, 130, 150)), Channel("goal", (255, 200, 40))),
+        draw_order=("wall", "goal", "agent"),
+        keymap={"right": 1, "down": 2, "left": 3, "up": 4},
+    )
 
     def __init__(self, size: int = 15, num_doors: int = 3):
         super().__init__()
-        if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or not 3 <= size <= MAX_SIZE:
-            raise InputError(
-                f"size must be an integer in [3, {MAX_SIZE}] (an observation of size * size cells), got {size!r}"
-            )
-        if not isinstance(num_doors, (int, np.integer)) or isinstance(num_doors, bool) or not 1 <= num_doors <= size:
-            raise InputError(f"num_doors must be an integer in [1, {size}], got {num_doors!r}")
-        self.size = int(size)
-        self.num_doors = int(num_doors)
+        self.size = check_size("size", size, 3, MAX_SIZE, " (an observation of size * size cells)")
+        self.num_doors = check_size("num_doors", num_doors, 1, self.size)
 
     @property
     def obs_shape(self) -> tuple[int, ...]:
@@ -95,10 +96,10 @@ class Doors(Environment):
         return (self.size * self.size,)
 
     @property
-    def state_ranges(self) -> dict[str, range]:
+    def states(self) -> States:
         """The values a Doors episode reaches (`maxatar.checks`): the agent on the grid, the goal on row 0."""
         cells = range(self.size)
-        return {"agent": cells, "goal row": range(1), "goal column": cells}
+        return States(ranges={"agent": cells, "goal row": range(1), "goal column": cells})
 
     def state_values(self, game: DoorsState) -> dict[str, np.ndarray]:
         goal = np.asarray(game.goal)
@@ -191,7 +192,7 @@ class Doors(Environment):
         its column is part of the state. Random doors would add C(size, num_doors) layouts (455 by default) to
         the state and are refused."""
         if not isinstance(params.random_doors, (bool, np.bool_)) or params.random_doors:
-            raise ValueError("tabular agents need Doors' fixed doors (random_doors=False): random doors are state too")
+            raise InputError("tabular agents need Doors' fixed doors (random_doors=False): random doors are state too")
         size = self.size
         doors = self.default_doors()
 

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import Channel, EnvParams, pytree_dataclass
+from maxatar.core import Channel, EnvParams, Looks, States, pytree_dataclass
 from maxatar.episode import Environment
 from maxatar.prng import materialize, uniform_to_int
 from maxatar.settings import minatar_game
@@ -83,26 +83,31 @@ class Freeway(Environment):
     num_reset_uniforms = NUM_CARS
     num_step_uniforms = NUM_CARS
     twin = "maxatar.games.freeway.twin:FreewayTwin"
-    channels = (
-        Channel("chicken", (255, 235, 60)),
-        Channel("car", (230, 55, 55)),
-        Channel("speed1", (60, 90, 200), "inset"),
-        Channel("speed2", (50, 170, 210), "inset"),
-        Channel("speed3", (70, 200, 110), "inset"),
-        Channel("speed4", (190, 120, 230), "inset"),
-        Channel("speed5", (245, 140, 40), "inset"),
+    randomness = "The car speeds and directions at reset, and again after each crossing."
+    looks = Looks(
+        channels=(
+            Channel("chicken", (255, 235, 60)),
+            Channel("car", (230, 55, 55)),
+            Channel("speed1", (60, 90, 200), "inset"),
+            Channel("speed2", (50, 170, 210), "inset"),
+            Channel("speed3", (70, 200, 110), "inset"),
+            Channel("speed4", (190, 120, 230), "inset"),
+            Channel("speed5", (245, 140, 40), "inset"),
+        ),
+        draw_order=("speed1", "speed2", "speed3", "speed4", "speed5", "car", "chicken"),
     )
-    draw_order = ("speed1", "speed2", "speed3", "speed4", "speed5", "car", "chicken")
     # The values a Freeway episode reaches (`maxatar.checks`): the chicken scores on reaching row 0 and goes back to
     # row 9 in the same step; the countdown ends the episode at -1.
-    state_ranges = {
-        "car_x": range(10),
-        "car_timer": range(6),
-        "car_speed": range(-5, 6),
-        "pos": range(1, 10),
-        "move_timer": range(PLAYER_SPEED + 1),
-        "terminate_timer": range(-1, TIME_LIMIT + 1),
-    }
+    states = States(
+        ranges={
+            "car_x": range(10),
+            "car_timer": range(6),
+            "car_speed": range(-5, 6),
+            "pos": range(1, 10),
+            "move_timer": range(PLAYER_SPEED + 1),
+            "terminate_timer": range(-1, TIME_LIMIT + 1),
+        },
+    )
 
     def state_rules(self, state) -> list[str]:
         """A car's timer counts down from its |speed|; the countdown is below 0 only once the episode ended."""

@@ -58,7 +58,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import TRAIL, Channel, EnvParams, pytree_dataclass
+from maxatar.core import TRAIL, Channel, EnvParams, Looks, States, pytree_dataclass
 from maxatar.episode import Environment
 from maxatar.games.seaquest.layout import (
     BULLET_RECORD,
@@ -520,66 +520,71 @@ class Seaquest(Environment):
     num_step_uniforms = 5
     max_difficulty = MAX_LEVEL
     twin = "maxatar.games.seaquest.twin:SeaquestTwin"
-    channels = (
-        Channel("sub_front", (255, 225, 40)),
-        Channel("sub_back", (190, 150, 20)),
-        Channel("friendly_bullet", (255, 255, 255), "hbar"),
-        TRAIL,
-        Channel("enemy_bullet", (255, 90, 210), "hbar"),
-        Channel("enemy_fish", (230, 55, 55)),
-        Channel("enemy_sub", (150, 95, 255)),
-        Channel("oxygen_gauge", (40, 200, 255)),
-        Channel("diver_gauge", (50, 170, 80)),
-        Channel("diver", (150, 255, 170)),
-    )
-    draw_order = (
-        "trail",
-        "oxygen_gauge",
-        "diver_gauge",
-        "diver",
-        "enemy_fish",
-        "enemy_sub",
-        "enemy_bullet",
-        "friendly_bullet",
-        "sub_back",
-        "sub_front",
+    randomness = "No draw at reset; enemy and diver spawns draw their side, kind and row."
+    looks = Looks(
+        channels=(
+            Channel("sub_front", (255, 225, 40)),
+            Channel("sub_back", (190, 150, 20)),
+            Channel("friendly_bullet", (255, 255, 255), "hbar"),
+            TRAIL,
+            Channel("enemy_bullet", (255, 90, 210), "hbar"),
+            Channel("enemy_fish", (230, 55, 55)),
+            Channel("enemy_sub", (150, 95, 255)),
+            Channel("oxygen_gauge", (40, 200, 255)),
+            Channel("diver_gauge", (50, 170, 80)),
+            Channel("diver", (150, 255, 170)),
+        ),
+        draw_order=(
+            "trail",
+            "oxygen_gauge",
+            "diver_gauge",
+            "diver",
+            "enemy_fish",
+            "enemy_sub",
+            "enemy_bullet",
+            "friendly_bullet",
+            "sub_back",
+            "sub_front",
+        ),
     )
     # The values a Seaquest episode reaches (`maxatar.checks`), by the names of `state_values`: the ring's bit-sliced
     # fields decoded per slot (as stored: x + 1, y - 1, bullet x + 2), the packed records' fields per record. Enemies
     # and bullets that left the board keep their last x; oxygen ends at -1; the diver count goes negative after a
     # full rescue (see the module docstring).
-    state_ranges = {
-        "sub_x": range(10),
-        "sub_y": range(9),
-        "oxygen": range(-1, MAX_OXYGEN + 1),
-        "diver_count": range(-(2**30), 7),
-        "shot_timer": range(SHOT_COOL_DOWN + 1),
-        "e_spawn_speed": range(1, INIT_SPAWN_SPEED + 1),
-        "e_spawn_timer": range(INIT_SPAWN_SPEED + 1),
-        "d_spawn_timer": range(DIVER_SPAWN_SPEED + 1),
-        "move_speed": range(MIN_MOVE_SPEED, INIT_MOVE_SPEED + 1),
-        "ramp_index": range(MAX_LEVEL + 1),
-        "e_alive": range(int(ALL) + 1),
-        "e_sub": range(int(ALL) + 1),
-        "e_lr": range(int(ALL) + 1),
-        "b_alive": range(int(ALL) + 1),
-        "e_x planes": range(int(ALL) + 1),
-        "e_y planes": range(int(ALL) + 1),
-        "e_move planes": range(int(ALL) + 1),
-        "e_shot planes": range(int(ALL) + 1),
-        "b_x planes": range(int(ALL) + 1),
-        "e_x": range(12),  # x + 1: -1 .. 10
-        "e_y": range(8),  # y - 1: rows 1 .. 8
-        "e_move": range(INIT_MOVE_SPEED + 1),
-        "e_shot": range(ENEMY_SHOT_INTERVAL + 1),
-        "b_x": range(14),  # x + 2: -2 .. 11
-        "e_next": range(NUM_ENEMY_SLOTS),
-        "f_bullets": range(2 ** (2 * record_width(BULLET_RECORD))),
-        "f_bullets y": range(9),
-        "divers": range(2 ** (2 * record_width(DIVER_RECORD))),
-        "divers y": range(9),
-        "divers move": range(DIVER_MOVE_INTERVAL + 1),
-    }
+    states = States(
+        ranges={
+            "sub_x": range(10),
+            "sub_y": range(9),
+            "oxygen": range(-1, MAX_OXYGEN + 1),
+            "diver_count": range(-(2**30), 7),
+            "shot_timer": range(SHOT_COOL_DOWN + 1),
+            "e_spawn_speed": range(1, INIT_SPAWN_SPEED + 1),
+            "e_spawn_timer": range(INIT_SPAWN_SPEED + 1),
+            "d_spawn_timer": range(DIVER_SPAWN_SPEED + 1),
+            "move_speed": range(MIN_MOVE_SPEED, INIT_MOVE_SPEED + 1),
+            "ramp_index": range(MAX_LEVEL + 1),
+            "e_alive": range(int(ALL) + 1),
+            "e_sub": range(int(ALL) + 1),
+            "e_lr": range(int(ALL) + 1),
+            "b_alive": range(int(ALL) + 1),
+            "e_x planes": range(int(ALL) + 1),
+            "e_y planes": range(int(ALL) + 1),
+            "e_move planes": range(int(ALL) + 1),
+            "e_shot planes": range(int(ALL) + 1),
+            "b_x planes": range(int(ALL) + 1),
+            "e_x": range(12),  # x + 1: -1 .. 10
+            "e_y": range(8),  # y - 1: rows 1 .. 8
+            "e_move": range(INIT_MOVE_SPEED + 1),
+            "e_shot": range(ENEMY_SHOT_INTERVAL + 1),
+            "b_x": range(14),  # x + 2: -2 .. 11
+            "e_next": range(NUM_ENEMY_SLOTS),
+            "f_bullets": range(2 ** (2 * record_width(BULLET_RECORD))),
+            "f_bullets y": range(9),
+            "divers": range(2 ** (2 * record_width(DIVER_RECORD))),
+            "divers y": range(9),
+            "divers move": range(DIVER_MOVE_INTERVAL + 1),
+        },
+    )
 
     def state_values(self, game: SeaquestState) -> dict[str, np.ndarray]:
         """The state's fields, the ring's bit planes both as stored and decoded per slot (..., 30), and the packed

@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.core import Channel, EnvParams, pytree_dataclass
+from maxatar.core import Channel, EnvParams, Looks, States, pytree_dataclass
 from maxatar.episode import Environment
 from maxatar.settings import minatar_game
 
@@ -92,29 +92,34 @@ class SpaceInvaders(Environment):
     num_step_uniforms = 0
     max_difficulty = ENEMY_MOVE_INTERVAL - MIN_MOVE_INTERVAL
     twin = "maxatar.games.space_invaders.twin:SpaceInvadersTwin"
-    channels = (
-        Channel("cannon", (70, 220, 120)),
-        Channel("alien", (225, 225, 235)),
-        Channel("alien_left", (240, 80, 80), "left"),
-        Channel("alien_right", (70, 150, 255), "right"),
-        Channel("friendly_bullet", (255, 230, 40), "vbar"),
-        Channel("enemy_bullet", (255, 90, 210), "vbar"),
+    randomness = "No draw at all: every episode starts the same, and the steps are deterministic given the actions."
+    looks = Looks(
+        channels=(
+            Channel("cannon", (70, 220, 120)),
+            Channel("alien", (225, 225, 235)),
+            Channel("alien_left", (240, 80, 80), "left"),
+            Channel("alien_right", (70, 150, 255), "right"),
+            Channel("friendly_bullet", (255, 230, 40), "vbar"),
+            Channel("enemy_bullet", (255, 90, 210), "vbar"),
+        ),
+        draw_order=("alien", "alien_left", "alien_right", "cannon", "enemy_bullet", "friendly_bullet"),
     )
-    draw_order = ("alien", "alien_left", "alien_right", "cannon", "enemy_bullet", "friendly_bullet")
     # The values a SpaceInvaders episode reaches (`maxatar.checks`): ten-column row masks, the wave moving left (-1)
     # or right (+1), timers counting down from their intervals.
-    state_ranges = {
-        "pos": range(10),
-        "alien_rows": range(ROW_MASK + 1),
-        "f_bullet_rows": range(ROW_MASK + 1),
-        "e_bullet_rows": range(ROW_MASK + 1),
-        "alien_dir": range(-1, 2, 2),
-        "enemy_move_interval": range(MIN_MOVE_INTERVAL, ENEMY_MOVE_INTERVAL + 1),
-        "alien_move_timer": range(ENEMY_MOVE_INTERVAL + 1),
-        "alien_shot_timer": range(ENEMY_SHOT_INTERVAL + 1),
-        "ramp_index": range(ENEMY_MOVE_INTERVAL - MIN_MOVE_INTERVAL + 1),
-        "shot_timer": range(SHOT_COOL_DOWN + 1),
-    }
+    states = States(
+        ranges={
+            "pos": range(10),
+            "alien_rows": range(ROW_MASK + 1),
+            "f_bullet_rows": range(ROW_MASK + 1),
+            "e_bullet_rows": range(ROW_MASK + 1),
+            "alien_dir": range(-1, 2, 2),
+            "enemy_move_interval": range(MIN_MOVE_INTERVAL, ENEMY_MOVE_INTERVAL + 1),
+            "alien_move_timer": range(ENEMY_MOVE_INTERVAL + 1),
+            "alien_shot_timer": range(ENEMY_SHOT_INTERVAL + 1),
+            "ramp_index": range(ENEMY_MOVE_INTERVAL - MIN_MOVE_INTERVAL + 1),
+            "shot_timer": range(SHOT_COOL_DOWN + 1),
+        },
+    )
 
     def state_rules(self, state) -> list[str]:
         """A wave is never empty (a cleared one respawns in the same step); a friendly bullet leaves row 9 in the
