@@ -9,7 +9,7 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 
-from maxatar.core import Channel, EnvParams, pytree_dataclass
+from maxatar.core import Channel, EnvParams, Looks, States, pytree_dataclass
 from maxatar.episode import Environment
 from maxatar.prng import uniform_to_int
 
@@ -33,10 +33,14 @@ class Catch(Environment):
     num_reset_uniforms = 1
     num_step_uniforms = 0
     twin = "tests.toy_game.twin:CatchTwin"
-    channels = (Channel("paddle", (70, 150, 255)), Channel("ball", (255, 255, 255)))
-    draw_order = ("paddle", "ball")
-    keymap = {"left": 1, "right": 2}
-    state_ranges = {"ball_row": range(SIZE), "ball_col": range(SIZE), "paddle": range(SIZE)}
+    action_names = ("stay", "left", "right")
+    randomness = "One draw at reset (the ball's column); the steps are deterministic given the actions."
+    looks = Looks(
+        channels=(Channel("paddle", (70, 150, 255)), Channel("ball", (255, 255, 255))),
+        draw_order=("paddle", "ball"),
+        keymap={"left": 1, "right": 2},
+    )
+    states = States(ranges={"ball_row": range(SIZE), "ball_col": range(SIZE), "paddle": range(SIZE)})
 
     def reset_draws(self, uniforms: jax.Array, params: EnvParams) -> jax.Array:
         return uniform_to_int(uniforms[0], 0, SIZE)
