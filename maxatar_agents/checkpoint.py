@@ -338,7 +338,9 @@ def releases_run_locks(function: Callable) -> Callable:
 
 def _remove_leftovers(directory: Path) -> None:
     """Temporary files of interrupted saves, and array files that no JSON names (a save interrupted before
-    its switch), in a directory this process holds. Nothing is removed while the JSON cannot be read."""
+    its switch), in a directory this process holds. Array files go only beside a run's own JSON naming another
+    array file that is there: never while the JSON is missing, unreadable, names none, or is another kind's
+    (an export's), whatever else the directory holds."""
     try:
         names = os.listdir(directory)
     except OSError:
@@ -346,12 +348,9 @@ def _remove_leftovers(directory: Path) -> None:
     for name in names:
         if _TEMPORARY.fullmatch(name):
             _remove(directory / name)
-    if (directory / META_FILE).exists():
-        try:
-            json.loads((directory / META_FILE).read_text())
-        except (OSError, ValueError):
-            return
     keep = _named_state(directory)
+    if keep is None or keep == STATE_FILE or not (directory / keep).is_file():
+        return
     for name in names:
         if _VERSIONED.fullmatch(name) and name != keep:
             _remove(directory / name)
