@@ -358,7 +358,10 @@ def preset_values(module: Any, preset: str) -> dict[str, Any]:
         )
     unknown = sorted(set(values) - set(field_types(module.Config)))
     if unknown:
-        raise ValueError(f"preset file {preset!r}: unknown config field(s) {unknown} for {module.__name__}")
+        fields = ", ".join(field_types(module.Config))
+        raise ValueError(
+            f"preset file {preset!r}: unknown config field(s) {unknown} for {module.__name__}; fields: {fields}"
+        )
     return {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
 
 

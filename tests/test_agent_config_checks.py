@@ -167,6 +167,25 @@ def test_a_sweep_refuses_bad_values_before_out_exists(capsys, tmp_path):
     assert not out.exists()
 
 
+def test_names_that_become_paths_and_unknown_keys_are_refused(capsys, tmp_path):
+    out = tmp_path / "sweep"
+    base = ["--algo", "pqn", "--env", "CartPole-v1", "--trials", "1", "--out", str(out)]
+    for name in ("../../escaped-study", "", ".", "..", "a/b", "/abs"):
+        expect_usage_error(capsys, sweep.main, [*base, "--study-name", name], "--study-name must be a name", out)
+    space = tmp_path / "space.json"
+    for entry, key in [({"low": 0.01, "high": 0.9, "Log": True}, "Log"), ({"choices": [0.1], "log": True}, "log")]:
+        space.write_text(json.dumps({"lr": entry}))
+        message = f"lr has unknown key(s) ['{key}']; an entry takes low, high, log, step (a range) or only choices"
+        expect_usage_error(capsys, sweep.main, [*base, "--space", str(space)], message, out)
+    preset = tmp_path / "preset.json"
+    preset.write_text(json.dumps({"Lr": 0.1}))
+    run = tmp_path / "run"
+    argv = ["--preset", str(preset), "--out", str(run)]
+    expect_usage_error(capsys, lambda a: cli.main("pqn", a), argv, "unknown config field(s) ['Lr']", run)
+    with pytest.raises(ValueError, match="fields: env_id, "):
+        make_config(pqn, None, str(preset))
+
+
 def test_the_command_lines_exit_2_with_one_line_and_no_traceback(tmp_path):
     """The real entry points, in processes of their own: no traceback, status 2, --out never made."""
     out = tmp_path / "run"
