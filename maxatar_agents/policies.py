@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import numbers
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -76,8 +77,7 @@ def load_policy(path: str | Path, seed_index: int | None = None) -> tuple[str, C
     if seed_index is None:
         per_seed = (meta.get("final_eval") or {}).get("return_per_seed")
         seed_index = int(np.argmax(per_seed)) if per_seed else 0
-    if not 0 <= seed_index < num_seeds:
-        raise CheckpointError(f"seed_index {seed_index} is outside the checkpoint's {num_seeds} seeds")
+    check_seed_index(seed_index, num_seeds)
 
     names, template = _policy_leaves(program, num_seeds)
     leaves, treedef = jax.tree.flatten(template)
@@ -99,6 +99,13 @@ def load_policy(path: str | Path, seed_index: int | None = None) -> tuple[str, C
     return meta["env_id"], Policy(jax.jit(functools.partial(_act, program.act)), params)
 
 
+def check_seed_index(seed_index: Any, num_seeds: int) -> None:
+    if isinstance(seed_index, bool) or not isinstance(seed_index, numbers.Integral):
+        raise TypeError(f"seed_index must be a whole number (or None: the best seed), got {seed_index!r}")
+    if not 0 <= seed_index < num_seeds:
+        raise CheckpointError(f"seed_index {seed_index} is outside the checkpoint's {num_seeds} seeds")
+
+
 def _policy_leaves(program: Any, num_seeds: int) -> tuple[list[str], Any]:
     """The state file's names of the policy params' leaves, and their (seed-batched) shapes."""
     keys = jax.ShapeDtypeStruct((num_seeds, 2), jnp.uint32)
@@ -118,8 +125,7 @@ def export_policy(run: str | Path, out: str | Path, seed_index: int, record: dic
         raise CheckpointError(f"the run in {directory} has not finished; export its policy once it has")
     _, program = program_for(meta)
     num_seeds = len(meta["seeds"])
-    if not 0 <= seed_index < num_seeds:
-        raise CheckpointError(f"seed_index {seed_index} is outside the checkpoint's {num_seeds} seeds")
+    check_seed_index(seed_index, num_seeds)
     names, template = _policy_leaves(program, num_seeds)
     with open_arrays(directory, meta) as saved:
         saved.progress(meta, directory)
@@ -127,6 +133,7 @@ def export_policy(run: str | Path, out: str | Path, seed_index: int, record: dic
         for name, leaf in zip(names, jax.tree.leaves(template), strict=True):
             saved.check(name, leaf.shape, leaf.dtype, "does not match its own config")
             arrays[name] = saved.read(name, tuple(leaf.shape), np.dtype(leaf.dtype))[seed_index : seed_index + 1]
+            check_finite(saved, name, arrays[name])
     arrays[PROGRESS_KEY] = np.asarray(meta["intervals_done"], np.int64)
     with _export_target(directory, out):
         _write_export(meta, out, seed_index, record, arrays)

@@ -629,3 +629,36 @@ def test_resume_never_deletes_state_it_did_not_write(run, capsys):
         checkpoint.lock_run(run)
         checkpoint.unlock_run(run)
         assert set(arrays) <= set(files(run))
+
+
+def test_loaders_open_only_regular_files_and_refuse_non_finite_weights(run, tmp_path):
+    finished(run)
+    named, held = state_path(run), tmp_path / "held"
+    held.mkdir()
+    for path in (named, run / STATE):
+        os.replace(path, held / path.name)
+    for make in (lambda path: path.symlink_to("/dev/zero"), os.mkfifo):  # each would hang a plain open and read
+        make(named)
+        make(run / STATE)
+        for read in (load, policies.load_policy, lambda d: policies.export_policy(d, tmp_path / "policy", 0, {})):
+            with pytest.raises(checkpoint.CheckpointError, match=re.escape(f"cannot read {named}: not a regular")):
+                read(run)
+        named.unlink()
+        (run / STATE).unlink()
+    for path in (named, run / STATE):
+        os.replace(held / path.name, path)
+    meta_text = (run / META).read_text()
+    (run / META).unlink()
+    os.mkfifo(run / META)
+    with pytest.raises(checkpoint.CheckpointError, match=re.escape(f"cannot read {run / META}: not a regular file")):
+        checkpoint.read_meta(run)
+    (run / META).unlink()
+    (run / META).write_text(meta_text)
+    for seed_index in (True, 1.5, "0"):
+        with pytest.raises(TypeError, match="seed_index must be a whole number"):
+            policies.load_policy(run, seed_index=seed_index)
+    nan_in_the_policy(run)
+    message = f"{state_path(run)} is damaged or its run diverged: the policy weights "
+    with pytest.raises(checkpoint.CheckpointError, match=re.escape(message)):
+        policies.export_policy(run, tmp_path / "policy", 0, {})
+    assert not (tmp_path / "policy" / META).exists()
