@@ -158,10 +158,10 @@ def open_regular(path: Path):
 def read_text(path: Path) -> str:
     """A regular file's text (`open_regular`), at most `MAX_JSON` bytes of it."""
     with open_regular(path) as f:
-        data = f.read(MAX_JSON + 1)
-    if len(data) > MAX_JSON:
-        raise ValueError(f"{path} is larger than a checkpoint's JSON can be ({MAX_JSON:,} bytes)")
-    return data.decode()
+        size = os.fstat(f.fileno()).st_size
+        if size > MAX_JSON:
+            raise ValueError(f"{path} is larger than a checkpoint's JSON can be ({MAX_JSON:,} bytes)")
+        return f.read(size).decode()  # read(size): a buffer of the file's size, never MAX_JSON's
 
 
 def _sha256(f) -> str:
