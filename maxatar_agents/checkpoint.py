@@ -40,6 +40,7 @@ import re
 import secrets
 import shutil
 import socket
+import stat
 import struct
 import warnings
 import zipfile
@@ -69,6 +70,7 @@ LEARNER = ".learner"  # the prefix of the learner's leaves (`program.TrainState.
 _TEMPORARY = re.compile(r"\.checkpoint\.(npz|json)\.\d+-[0-9a-f]+\.tmp|checkpoint\.(npz|json)\.tmp")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _CHUNK = 1 << 20
+MAX_JSON = 1 << 30  # a checkpoint's JSON (its metrics rows grow with intervals x runs) is read whole, up to this
 # What reading a damaged zip of .npy files raises (zipfile: RuntimeError for an encrypted member, its subclass
 # NotImplementedError for an unknown compression).
 _READ_ERRORS = (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, zlib.error, struct.error, RuntimeError)
@@ -138,6 +140,30 @@ def write_file(directory: Path, name: str, write: Callable[[Any], None]) -> str:
     return _put(_write_temp(directory, name, write), lambda _: directory / name)
 
 
+def open_regular(path: Path):
+    """`path` opened for reading if it is a regular file (following symlinks): a FIFO, a device (a symlink to
+    /dev/zero) or a directory is an OSError naming what it is, before anything reads from it, so that reading
+    neither blocks nor runs forever. Opened without blocking, then checked on the open file itself."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_text(path: Path) -> str:
+    """A regular file's text (`open_regular`), at most `MAX_JSON` bytes of it."""
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > MAX_JSON:
+            raise ValueError(f"{path} is larger than a checkpoint's JSON can be ({MAX_JSON:,} bytes)")
+        return f.read(size).decode()  # read(size): a buffer of the file's size, never MAX_JSON's
+
+
 def _sha256(f) -> str:
     digest = hashlib.sha256()
     while chunk := f.read(_CHUNK):
@@ -148,7 +174,7 @@ def _sha256(f) -> str:
 def _named_state(directory: Path) -> str | None:
     """The array file the directory's current JSON names (None if there is none, or it names none)."""
     try:
-        name = json.loads((directory / META_FILE).read_text()).get("state_file")
+        name = json.loads(read_text(directory / META_FILE)).get("state_file")
     except (OSError, ValueError, AttributeError):
         return None
     return name if isinstance(name, str) and (_VERSIONED.fullmatch(name) or name == STATE_FILE) else None
@@ -157,7 +183,7 @@ def _named_state(directory: Path) -> str | None:
 def _last_good(directory: Path) -> str:
     """Where the directory's checkpoint stands, for the error of a save that failed."""
     try:
-        meta = json.loads((directory / META_FILE).read_text())
+        meta = json.loads(read_text(directory / META_FILE))
         frames, done, total = meta["frames_done"], meta["intervals_done"], meta["num_intervals"]
     except (OSError, ValueError, KeyError, TypeError):
         return f"there is no earlier checkpoint in {directory}"
@@ -338,7 +364,9 @@ def releases_run_locks(function: Callable) -> Callable:
 
 def _remove_leftovers(directory: Path) -> None:
     """Temporary files of interrupted saves, and array files that no JSON names (a save interrupted before
-    its switch), in a directory this process holds. Nothing is removed while the JSON cannot be read."""
+    its switch), in a directory this process holds. Array files go only beside a run's own JSON naming another
+    array file that is there: never while the JSON is missing, unreadable, names none, or is another kind's
+    (an export's), whatever else the directory holds."""
     try:
         names = os.listdir(directory)
     except OSError:
@@ -346,12 +374,9 @@ def _remove_leftovers(directory: Path) -> None:
     for name in names:
         if _TEMPORARY.fullmatch(name):
             _remove(directory / name)
-    if (directory / META_FILE).exists():
-        try:
-            json.loads((directory / META_FILE).read_text())
-        except (OSError, ValueError):
-            return
     keep = _named_state(directory)
+    if keep is None or keep == STATE_FILE or not (directory / keep).is_file():
+        return
     for name in names:
         if _VERSIONED.fullmatch(name) and name != keep:
             _remove(directory / name)
@@ -401,13 +426,15 @@ def read_meta(path: str | Path) -> dict[str, Any]:
     directory = resolve(path)
     file = directory / META_FILE
     try:
-        meta = json.loads(file.read_text())
+        meta = json.loads(read_text(file))
     except FileNotFoundError:
         raise CheckpointError(f"no checkpoint in {directory} ({META_FILE} is missing)") from None
     except json.JSONDecodeError as error:
         raise CheckpointError(f"{file} is not valid JSON: {error}") from None
     except UnicodeDecodeError:
         raise CheckpointError(f"{file} is damaged: it is not text") from None
+    except ValueError as error:  # larger than a JSON can be
+        raise CheckpointError(str(error)) from None
     except OSError as error:
         raise CheckpointError(f"cannot read {file}: {error.strerror or error}") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
@@ -636,7 +663,7 @@ def open_arrays(directory: Path, meta: dict[str, Any]) -> Iterator[_Arrays]:
     """The checkpoint's array file, its sha256 checked against the JSON's first (where it records one)."""
     path = _state_path(directory, meta)
     try:
-        f = open(path, "rb")
+        f = open_regular(path)
     except FileNotFoundError:
         raise CheckpointError(f"no checkpoint state in {directory} ({path.name} is missing)") from None
     except OSError as error:

@@ -20,6 +20,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import math
+import os
 import shutil
 import sys
 import tempfile
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh
 
@@ -51,6 +54,7 @@ from maxatar_agents.registry import agent_module
 from maxatar_agents.runner import compiled  # noqa: F401  (the name benchmarks and tests have always used)
 
 EXIT_INTERRUPTED = 130
+MAX_SEED = 2**32 - 1  # seed i uses PRNGKey(seed + i), which keeps 32 bits: 2**32 would be seed 0 again
 # Options older than the generated ones that name a config field: --env is --env-id.
 # Second spellings of field options: `--frames` is `--total-steps` (frames per seed), as the sweep takes both.
 FIELD_ALIASES = {"env_id": ["--env"], "total_steps": ["--frames"]}
@@ -219,9 +223,40 @@ def prepare_out(out: Path) -> None:
 
 def check_run_options(args: argparse.Namespace) -> None:
     """The run's own options that are not config fields (those the config checks), before --out is made."""
+    if not args.out:
+        raise UsageError("--out must name a directory, got ''")
+    first, count = args.seed or 0, args.seeds or 1
+    if not 0 <= first <= MAX_SEED or first + count - 1 > MAX_SEED:
+        last = "" if count == 1 else f" (and --seed + --seeds - 1, the last seed, {first + count - 1})"
+        raise UsageError(f"--seed must be in [0, {MAX_SEED}]{last}: seed i uses PRNGKey(seed + i); got {first}")
     if args.checkpoint_every is not None and args.checkpoint_every < 0:
         every = args.checkpoint_every
         raise UsageError(f"--checkpoint-every must be >= 0 frames (0: a checkpoint after every interval), got {every}")
+
+
+def check_memory(module, config: Any, num_runs: int, devices: str | int) -> None:
+    """Refuse a run whose training state alone (params, optimiser state, replay buffer, environments: from its
+    shapes, nothing allocated) would not fit the memory of the devices it is split over."""
+    keys = jax.ShapeDtypeStruct((num_runs, 2), jnp.uint32)
+    state = jax.eval_shape(jax.vmap(module.make_program(config).init), keys)
+    need = sum(leaf.size * leaf.dtype.itemsize for leaf in jax.tree.leaves(state))
+    count = jax.device_count() if devices == "all" else devices
+    have = device_memory() * count
+    if need > have:
+        raise UsageError(
+            f"the training state of {num_runs} run(s) needs {need / 2**30:,.1f} GiB, more than the "
+            f"{have / 2**30:,.1f} GiB of memory of {count} {jax.default_backend()} device(s): use smaller sizes "
+            "(hidden, buffer_size, num_envs) or fewer --seeds"
+        )
+
+
+def device_memory() -> int:
+    """The memory of one device: what the accelerator reports, or the machine's for the CPU."""
+    try:
+        stats = jax.local_devices()[0].memory_stats() or {}
+    except (NotImplementedError, RuntimeError):
+        stats = {}
+    return stats.get("bytes_limit") or os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
 # --- devices ---
@@ -305,6 +340,9 @@ def plan_run(algorithm: str, module, args: argparse.Namespace, out: Path) -> run
         if checkpoint.exists(out):
             raise UsageError(f"{str(out)!r} already holds a run; pass --resume to continue it, or choose another --out")
         sweep = checked_sweep(module, config, make_sweep(args, module))
+        check_memory(
+            module, config, num_seeds * math.prod(map(len, (sweep or {}).values())), parse_devices(args.devices)
+        )
         prepare_out(out)
         seeds = list(range(first, first + num_seeds))
         return runner.Plan(algorithm, config, seeds, preset, None, sweep)

@@ -88,12 +88,15 @@ class Bounds:
 
     def text(self) -> str:
         """`in [0, 1]`, `> 0`, `>= 1`, ..., after `what`."""
+        low, high = (
+            f"{x:,}" if isinstance(x, int) else f"{x:g}" if x is not None else "" for x in (self.low, self.high)
+        )
         if self.low is not None and self.high is not None:
-            interval = f"in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
+            interval = f"in {'(' if self.low_open else '['}{low}, {high}{')' if self.high_open else ']'}"
         elif self.low is not None:
-            interval = f"{'>' if self.low_open else '>='} {self.low:g}"
+            interval = f"{'>' if self.low_open else '>='} {low}"
         else:
-            interval = f"{'<' if self.high_open else '<='} {self.high:g}"
+            interval = f"{'<' if self.high_open else '<='} {high}"
         return f"{self.what} {interval}" if self.what else interval
 
 
@@ -123,6 +126,12 @@ FIELD_BOUNDS: dict[str, Bounds] = {
     **dict.fromkeys(["initial_alpha", "clip_eps", "reward_scale"], POSITIVE),
     **dict.fromkeys(["max_grad_norm", "ent_coef", "vf_coef"], NON_NEGATIVE),
     "learning_starts": Bounds(0),
+    # Upper bounds on sizes, so that a typo is refused rather than exhausting memory; the command line also
+    # checks the whole training state against the devices' memory before a run starts (`cli.check_memory`).
+    # Frames per seed: the programs count steps in int32.
+    "total_steps": Bounds(1, 2**31 - 1),
+    **dict.fromkeys(["num_envs", "eval_episodes"], Bounds(1, 65_536)),
+    "hidden": Bounds(1, 2**20),
 }
 
 
@@ -358,7 +367,10 @@ def preset_values(module: Any, preset: str) -> dict[str, Any]:
         )
     unknown = sorted(set(values) - set(field_types(module.Config)))
     if unknown:
-        raise ValueError(f"preset file {preset!r}: unknown config field(s) {unknown} for {module.__name__}")
+        fields = ", ".join(field_types(module.Config))
+        raise ValueError(
+            f"preset file {preset!r}: unknown config field(s) {unknown} for {module.__name__}; fields: {fields}"
+        )
     return {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
 
 
@@ -378,7 +390,12 @@ def make_config(module: Any, env_id: str | None = None, preset: str | None = Non
         values["env_id"] = env_id
     try:
         values["env_id"] = canonical_env_id(values.get("env_id", module.Config.env_id))
-        return module.Config(**values)
+        config = module.Config(**values)
+        given = {*overrides, *(from_preset if is_preset_file(preset) else ())}
+        for name, (other, needed, message) in getattr(module, "ONLY_WITH", {}).items():
+            if name in given and getattr(config, other) != needed:
+                raise ConfigError(name, message(getattr(config, other)))
+        return config
     except ConfigError as error:
         # A value the preset file holds (and nothing given on top replaced) is reported with the file's name.
         given = {*overrides, *(() if env_id is None else ("env_id",))}

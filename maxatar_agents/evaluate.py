@@ -4,7 +4,7 @@ confidence intervals, performance profiles and the probability of improvement of
 
     python -m maxatar_agents.evaluate benchmarks/results/agents/minatar/* --out benchmarks/results/agents/evaluation
     python -m maxatar_agents.evaluate PQN=runs/pqn DQN=runs/dqn --score final_eval   # labels of your own
-    python -m maxatar_agents.evaluate --measure-random   # maxatar_agents/random_scores.json again
+    python -m maxatar_agents.evaluate --measure-random --random-scores maxatar_agents/random_scores.json
 
 Runs. Each RUN_DIR (or LABEL=RUN_DIR) is a finished run's directory (its `summary.json` and `metrics.csv`, as
 the agents' command line leaves them) or any directory above some: the directories below it that hold a
@@ -51,8 +51,10 @@ import argparse
 import csv
 import json
 import math
+import os
 import re
 import sys
+import typing
 import zlib
 from pathlib import Path
 
@@ -77,6 +79,20 @@ METRICS = ("mean", "median", "iqm", "optimality_gap")
 RANDOM_EPISODES = 1000
 RANDOM_MAX_STEPS = 10_000
 MINATAR_SETTING = "MinAtar's: sticky actions 0.1, difficulty ramping, full action set"
+MAX_EPISODES = 65_536  # --measure-random's episodes per game, all in parallel
+MAX_BOOTSTRAP = 1_000_000  # samples per interval: each holds a float per run, in several arrays at once
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with a mistake reported as one `error:` line (as the agents' command line does)."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+class InputError(SystemExit):
+    """A run, file or option evaluate cannot use; the command line reports it as one `error:` line (exit 2).
+    (A SystemExit, as these errors were before they had a class: a caller that catches those still does.)"""
 
 
 # --- reading finished runs ---
@@ -87,7 +103,7 @@ def run_dirs(root: Path) -> list[Path]:
     if (root / "summary.json").is_file():
         return [root]
     if not root.is_dir():
-        raise SystemExit(f"{root}: not a directory")
+        raise InputError(f"{root}: not a directory")
     return [run for sub in sorted(p for p in root.iterdir() if p.is_dir()) for run in run_dirs(sub)]
 
 
@@ -96,21 +112,27 @@ def seed_scores(run: Path, summary: dict, score: str) -> list[float]:
     seeds = [int(s) for s in summary["seeds"]]
     if score == "final_eval":
         if "final_eval_return_per_seed" not in summary:
-            raise SystemExit(f"{run}/summary.json has no final_eval_return_per_seed (use --score recent_return)")
+            raise InputError(f"{run}/summary.json has no final_eval_return_per_seed (use --score recent_return)")
         values = [float(v) for v in summary["final_eval_return_per_seed"]]
     else:
         last: dict[int, tuple[int, float]] = {}  # seed -> (frames, recent_return) of its latest row
-        with open(run / "metrics.csv", newline="") as f:
-            for row in csv.DictReader(f):
-                seed, frames = int(row["seed"]), int(float(row["frames"]))
-                if seed not in last or frames >= last[seed][0]:
-                    last[seed] = (frames, float(row["recent_return"]))
+        try:
+            with open(run / "metrics.csv", newline="") as f:
+                for row in csv.DictReader(f):
+                    seed, frames = int(row["seed"]), int(float(row["frames"]))
+                    if seed not in last or frames >= last[seed][0]:
+                        last[seed] = (frames, float(row["recent_return"]))
+        except OSError as error:
+            raise InputError(f"{run}/metrics.csv: cannot read it: {error.strerror or error}") from None
+        except (KeyError, ValueError, TypeError, csv.Error) as error:
+            what = f"it has no {error} column" if isinstance(error, KeyError) else f"a row is not numbers ({error})"
+            raise InputError(f"{run}/metrics.csv: {what}") from None
         missing = [s for s in seeds if s not in last]
         if missing:
-            raise SystemExit(f"{run}/metrics.csv has no row for seed(s) {missing}")
+            raise InputError(f"{run}/metrics.csv has no row for seed(s) {missing}")
         values = [last[s][1] for s in seeds]
     if len(values) != len(seeds) or not all(math.isfinite(v) for v in values):
-        raise SystemExit(f"{run}: {score} scores {values} for seeds {seeds}: not one finite score per seed")
+        raise InputError(f"{run}: {score} scores {values} for seeds {seeds}: not one finite score per seed")
     return values
 
 
@@ -126,18 +148,18 @@ def read_runs(specs: list[str], score: str, games: list[str] | None) -> dict[str
             if run.resolve() in seen:
                 continue
             seen.add(run.resolve())
-            summary = json.loads((run / "summary.json").read_text())
+            summary = read_summary(run)
             game = summary["env_id"].split("/")[-1]
             if games and game not in games:
                 continue
             if game not in MINATAR_DQN:
-                raise SystemExit(f"{run}: {summary['env_id']} has no published MinAtar DQN score to normalise by")
-            warn_setting(run, summary.get("config", {}))
-            agent = label or f"{summary['algorithm']}-{summary['preset']}"
+                raise InputError(f"{run}: {summary['env_id']} has no published MinAtar DQN score to normalise by")
+            warn_setting(run, summary.get("config") or {})
+            agent = label or f"{summary['algorithm']}-{summary.get('preset')}"
             entry = agents.setdefault(agent, {}).setdefault(game, {"seeds": [], "scores": [], "runs": []})
             clash = set(entry["seeds"]) & {int(s) for s in summary["seeds"]}
             if clash:
-                raise SystemExit(
+                raise InputError(
                     f"{run}: seeds {sorted(clash)} of {agent} on {game} were read already from {entry['runs']}; "
                     "give the runs different labels (LABEL=RUN_DIR)"
                 )
@@ -145,9 +167,31 @@ def read_runs(specs: list[str], score: str, games: list[str] | None) -> dict[str
             entry["scores"] += seed_scores(run, summary, score)
             entry["runs"].append(str(run))
     if not agents:
-        raise SystemExit(f"no finished run (summary.json) of a MinAtar game under {' '.join(specs)}")
+        raise InputError(f"no finished run (summary.json) of a MinAtar game under {' '.join(specs)}")
     order = {game: i for i, game in enumerate(GAMES)}
     return {a: dict(sorted(agents[a].items(), key=lambda kv: order[kv[0]])) for a in sorted(agents)}
+
+
+def read_summary(run: Path) -> dict:
+    """A run's summary.json, checked to hold what evaluate reads from it."""
+    path = run / "summary.json"
+    try:
+        summary = json.loads(path.read_text())
+    except (OSError, ValueError) as error:  # ValueError: not JSON, or not UTF-8 text
+        raise InputError(f"{path}: cannot read it as JSON: {error}") from None
+    if not isinstance(summary, dict):
+        raise InputError(f"{path} holds a {type(summary).__name__}, not a run's summary (a JSON object)")
+    missing = [key for key in ("env_id", "algorithm", "seeds") if key not in summary]
+    if missing:
+        raise InputError(f"{path} is not a finished run's summary: it has no {', '.join(missing)}")
+    seeds = summary["seeds"]
+    if not isinstance(summary["env_id"], str) or not (isinstance(seeds, list) and seeds):
+        raise InputError(f"{path}: env_id must be a string and seeds a non-empty list")
+    try:
+        [int(seed) for seed in seeds]
+    except (TypeError, ValueError):
+        raise InputError(f"{path}: seeds {seeds!r} are not whole numbers") from None
+    return summary
 
 
 def warn_setting(run: Path, config: dict) -> None:
@@ -167,8 +211,15 @@ def warn_setting(run: Path, config: dict) -> None:
 def read_random_scores(path: Path = RANDOM_SCORES) -> dict[str, float]:
     """The random policy's mean return per game, as `--measure-random` wrote it."""
     if not path.is_file():
-        raise SystemExit(f"{path} is missing: python -m maxatar_agents.evaluate --measure-random")
-    return {game: float(v["mean"]) for game, v in json.loads(path.read_text())["scores"].items()}
+        raise InputError(f"{path} is missing: python -m maxatar_agents.evaluate --measure-random --random-scores PATH")
+    try:
+        return {game: float(v["mean"]) for game, v in json.loads(path.read_text())["scores"].items()}
+    except OSError as error:
+        raise InputError(f"--random-scores {path}: cannot read it: {error.strerror or error}") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise InputError(
+            f"--random-scores {path}: not a --measure-random file ({type(error).__name__}: {error})"
+        ) from None
 
 
 def normalise(score, game: str, random: dict[str, float]) -> np.ndarray:
@@ -401,8 +452,18 @@ def plot_profiles(result: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def make_out(out: Path) -> None:
+    """Create --out (before any work), or say in one line why it cannot be."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(f"cannot create --out {str(out)!r}: {error.strerror or error}") from None
+    if not os.access(out, os.W_OK):
+        raise InputError(f"cannot write to --out {str(out)!r}")
+
+
 def write_outputs(result: dict, header: dict, out: Path) -> str:
-    out.mkdir(parents=True, exist_ok=True)
+    make_out(out)
     header = {**header, "figure": "performance_profile.png"}
     table = markdown(result, header)
     text = json.dumps({**header, **result}, indent=1)
@@ -458,7 +519,7 @@ def measure_random(args) -> None:
     record = {
         "what": "mean return of the uniform random policy over the full action set, one episode per environment",
         "setting": MINATAR_SETTING,
-        "command": "python -m maxatar_agents.evaluate --measure-random"
+        "command": f"python -m maxatar_agents.evaluate --measure-random --random-scores {args.random_scores}"
         + f" --episodes {args.episodes} --max-steps {args.max_steps} --seed {args.seed}",
         "machine": machine_now(),
         "wall_seconds": round(time.time() - start, 1),
@@ -466,8 +527,10 @@ def measure_random(args) -> None:
         "seed": args.seed,
         "scores": scores,
     }
-    args.random_scores.parent.mkdir(parents=True, exist_ok=True)
-    args.random_scores.write_text(json.dumps(record, indent=1) + "\n")
+    try:
+        args.random_scores.write_text(json.dumps(record, indent=1) + "\n")
+    except OSError as error:
+        raise InputError(f"cannot write --random-scores {args.random_scores}: {error.strerror or error}") from None
     print(f"wrote {args.random_scores}")
 
 
@@ -475,27 +538,56 @@ def measure_random(args) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    """The command line: a bad option, run or file is one `error:` line and exit status 2."""
+    parser = Parser(
+        prog="python -m maxatar_agents.evaluate",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("runs", nargs="*", metavar="RUN_DIR", help="finished runs, or LABEL=RUN_DIR to name them")
     parser.add_argument("--out", type=Path, default=OUT, help="where the JSON, Markdown and PNG go")
     parser.add_argument("--score", choices=SCORES, default=SCORES[0], help="the score of a seed")
     parser.add_argument("--games", nargs="+", choices=GAMES, help="only these games")
     parser.add_argument("--bootstrap", type=int, default=BOOTSTRAP, help="bootstrap samples per interval")
     parser.add_argument("--seed", type=int, default=SEED, help="the bootstrap's (or --measure-random's) seed")
-    parser.add_argument("--random-scores", type=Path, default=RANDOM_SCORES, help="the random policy's scores")
+    parser.add_argument(
+        "--random-scores",
+        type=Path,
+        help="the random policy's scores (default: the package's); with --measure-random, the file to write",
+    )
     parser.add_argument("--measure-random", action="store_true", help="measure the random policy's scores")
-    parser.add_argument("--episodes", type=int, default=RANDOM_EPISODES, help="--measure-random: per game")
+    parser.add_argument(
+        "--episodes", type=int, default=RANDOM_EPISODES, help=f"--measure-random: per game (1-{MAX_EPISODES:,})"
+    )
     parser.add_argument("--max-steps", type=int, default=RANDOM_MAX_STEPS, help="--measure-random: step cap")
     args = parser.parse_args(argv)
+    try:
+        run_command(parser, args, argv)
+    except InputError as error:
+        parser.error(str(error.code))
+
+
+def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str] | None) -> None:
     if args.measure_random:
+        if args.random_scores is None:  # never the package's own file, unless named
+            parser.error("--measure-random writes its scores to --random-scores PATH: name the file")
+        if not 1 <= args.episodes <= MAX_EPISODES or args.max_steps < 1:
+            parser.error(f"--episodes must be in [1, {MAX_EPISODES:,}] and --max-steps >= 1")
+        target = args.random_scores
+        if target.is_dir() or not target.parent.is_dir() or not os.access(target.parent, os.W_OK):
+            parser.error(f"cannot write --random-scores {str(args.random_scores)!r}")
         measure_random(args)
         if not args.runs:
             return
     if not args.runs:
         parser.error("give at least one RUN_DIR (or --measure-random)")
-    if args.bootstrap < 1:
-        parser.error("--bootstrap must be at least 1")
-    agents, random = read_runs(args.runs, args.score, args.games), read_random_scores(args.random_scores)
+    if not 1 <= args.bootstrap <= MAX_BOOTSTRAP:
+        parser.error(f"--bootstrap must be in [1, {MAX_BOOTSTRAP:,}], got {args.bootstrap:,}{bootstrap_memory(args)}")
+    if args.seed < 0:
+        parser.error(f"--seed must be >= 0, got {args.seed}")
+    make_out(args.out)
+    random = read_random_scores(args.random_scores or RANDOM_SCORES)
+    agents = read_runs(args.runs, args.score, args.games)
     result = evaluate(agents, random, args.bootstrap, args.seed)
     command = "python -m maxatar_agents.evaluate " + " ".join(argv if argv is not None else sys.argv[1:])
     header = {"command": command.strip(), "score": args.score, "confidence": CONFIDENCE, "seed": args.seed}
@@ -503,6 +595,14 @@ def main(argv: list[str] | None = None) -> None:
     header |= {"setting": MINATAR_SETTING}
     print(write_outputs(result, header, args.out))
     print(f"wrote {args.out}/evaluation.json, evaluation.md, performance_profile.png")
+
+
+def bootstrap_memory(args: argparse.Namespace) -> str:
+    """What --bootstrap N would need: 8 bytes per sample and run in each of the arrays a statistic holds at once."""
+    if args.bootstrap < 1:
+        return ""
+    need = args.bootstrap * 8 * 4 * 100  # four arrays, for (about) 100 runs: five games of 20 seeds
+    return f" (about {need / 2**30:,.1f} GiB for 100 runs)"
 
 
 if __name__ == "__main__":

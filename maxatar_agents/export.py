@@ -12,6 +12,7 @@ run's metadata, which `load_policy` and `python -m renderers gif --policy DIR` r
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -25,11 +26,19 @@ def size(directory: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> Path:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m maxatar_agents.export",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("run", type=Path, help="a finished run's --out directory")
-    parser.add_argument("out", type=Path, help="the directory to write the policy to")
+    parser.add_argument(
+        "out", type=Path, help="the directory to write the policy to: a new one, or an earlier export (never a run's)"
+    )
     parser.add_argument("--seed-index", type=int, help="which of the run's seeds (default: the best evaluated)")
     args = parser.parse_args(argv)
+    if os.path.realpath(args.out) == os.path.realpath(os.getcwd()):  # also `''`, which Path reads as "."
+        parser.exit(2, f"{parser.prog}: error: the output directory must be named (not '' or the working directory)\n")
     try:
         meta = checkpoint.read_meta(args.run)
         per_seed = (meta.get("final_eval") or {}).get("return_per_seed") or []

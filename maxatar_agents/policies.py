@@ -11,9 +11,12 @@ checkpoint (`export_policy`: one seed's policy params and the figures it was cho
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
-from collections.abc import Callable, Mapping
+import numbers
+import os
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +32,14 @@ from maxatar_agents.checkpoint import (
     CheckpointError,
     check_finite,
     config_for,
+    exists,
+    lock_run,
     open_arrays,
     program_for,
     read_meta,
     resolve,
     tree_paths,
+    unlock_run,
     write_file,
 )
 
@@ -71,8 +77,7 @@ def load_policy(path: str | Path, seed_index: int | None = None) -> tuple[str, C
     if seed_index is None:
         per_seed = (meta.get("final_eval") or {}).get("return_per_seed")
         seed_index = int(np.argmax(per_seed)) if per_seed else 0
-    if not 0 <= seed_index < num_seeds:
-        raise CheckpointError(f"seed_index {seed_index} is outside the checkpoint's {num_seeds} seeds")
+    check_seed_index(seed_index, num_seeds)
 
     names, template = _policy_leaves(program, num_seeds)
     leaves, treedef = jax.tree.flatten(template)
@@ -94,6 +99,13 @@ def load_policy(path: str | Path, seed_index: int | None = None) -> tuple[str, C
     return meta["env_id"], Policy(jax.jit(functools.partial(_act, program.act)), params)
 
 
+def check_seed_index(seed_index: Any, num_seeds: int) -> None:
+    if isinstance(seed_index, bool) or not isinstance(seed_index, numbers.Integral):
+        raise TypeError(f"seed_index must be a whole number (or None: the best seed), got {seed_index!r}")
+    if not 0 <= seed_index < num_seeds:
+        raise CheckpointError(f"seed_index {seed_index} is outside the checkpoint's {num_seeds} seeds")
+
+
 def _policy_leaves(program: Any, num_seeds: int) -> tuple[list[str], Any]:
     """The state file's names of the policy params' leaves, and their (seed-batched) shapes."""
     keys = jax.ShapeDtypeStruct((num_seeds, 2), jnp.uint32)
@@ -113,8 +125,7 @@ def export_policy(run: str | Path, out: str | Path, seed_index: int, record: dic
         raise CheckpointError(f"the run in {directory} has not finished; export its policy once it has")
     _, program = program_for(meta)
     num_seeds = len(meta["seeds"])
-    if not 0 <= seed_index < num_seeds:
-        raise CheckpointError(f"seed_index {seed_index} is outside the checkpoint's {num_seeds} seeds")
+    check_seed_index(seed_index, num_seeds)
     names, template = _policy_leaves(program, num_seeds)
     with open_arrays(directory, meta) as saved:
         saved.progress(meta, directory)
@@ -122,8 +133,40 @@ def export_policy(run: str | Path, out: str | Path, seed_index: int, record: dic
         for name, leaf in zip(names, jax.tree.leaves(template), strict=True):
             saved.check(name, leaf.shape, leaf.dtype, "does not match its own config")
             arrays[name] = saved.read(name, tuple(leaf.shape), np.dtype(leaf.dtype))[seed_index : seed_index + 1]
+            check_finite(saved, name, arrays[name])
     arrays[PROGRESS_KEY] = np.asarray(meta["intervals_done"], np.int64)
-    out.mkdir(parents=True, exist_ok=True)
+    with _export_target(directory, out):
+        _write_export(meta, out, seed_index, record, arrays)
+    return out
+
+
+@contextlib.contextmanager
+def _export_target(run: Path, out: Path) -> Iterator[None]:
+    """Hold `out` with the run lock (as training does) while an export writes it, once it is known to hold no
+    run: `out` is not `run` itself, and any checkpoint in it is a policy-only one (an earlier export)."""
+    if os.path.realpath(out) == os.path.realpath(run):
+        raise CheckpointError(f"cannot export {run} into its own directory: choose another output directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise CheckpointError(f"cannot create the output directory {out}: {error.strerror or error}") from None
+    lock_run(out)
+    try:
+        if exists(out):
+            try:
+                held = read_meta(out)
+            except CheckpointError as error:
+                raise CheckpointError(f"{out} holds a checkpoint that is not an exported policy ({error})") from None
+            if not held.get("policy_only"):
+                raise CheckpointError(f"{out} holds a run's checkpoint; an export never replaces it: choose another")
+        yield
+    except OSError as error:
+        raise CheckpointError(f"cannot write the policy to {out}: {error.strerror or error}") from None
+    finally:
+        unlock_run(out)
+
+
+def _write_export(meta: dict[str, Any], out: Path, seed_index: int, record: dict[str, Any], arrays: dict) -> None:
     digest = write_file(out, STATE_FILE, lambda f: np.savez_compressed(f, **arrays))
     eval_ = meta["final_eval"]
     one = {**eval_, "return_per_seed": [eval_["return_per_seed"][seed_index]]}
@@ -144,7 +187,6 @@ def export_policy(run: str | Path, out: str | Path, seed_index: int, record: dic
         indent=1,
     )
     write_file(out, META_FILE, lambda f: f.write(text.encode()))
-    return out
 
 
 def policy_env_kwargs(path: str | Path) -> dict[str, Any]:

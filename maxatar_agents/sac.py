@@ -87,8 +87,16 @@ class Config(off_policy.OffPolicyConfig):
         if self.buffer_size // self.num_envs < self.n_step + 1:
             raise ValueError("buffer_size must hold at least n_step + 1 transitions per environment")
         if self.critic_target != "blend" and self.critic_pessimism != Config.critic_pessimism:
-            message = f"critic_pessimism is used only with critic_target='blend', not {self.critic_target!r}"
-            raise ConfigError("critic_pessimism", message)
+            raise ConfigError("critic_pessimism", only_with_blend(self.critic_target))
+
+
+def only_with_blend(critic_target: str) -> str:
+    return f"critic_pessimism is used only with critic_target='blend', not {critic_target!r}"
+
+
+# Fields that mean something only beside another field's value: given at all (even at their default, which a
+# config cannot tell from not given), `configs.make_config` refuses them otherwise.
+ONLY_WITH = {"critic_pessimism": ("critic_target", "blend", only_with_blend)}
 
 
 # A preset's settings go on a few lines by theme (run, replay and updates, targets, step sizes, network).

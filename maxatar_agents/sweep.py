@@ -131,9 +131,20 @@ def _check_values(base: Any, name: str, spec: dict[str, Any], kind: Any) -> None
             pass
 
 
+# The keys of a search-space entry: a range for Optuna's suggest_int / suggest_float, or categorical choices.
+RANGE_KEYS, CHOICE_KEYS = ("low", "high", "log", "step"), ("choices",)
+
+
 def _check_spec(name: str, spec: Any, kind: Any) -> None:
     if not isinstance(spec, dict):
         raise SweepError(f"search space: {name} must be {{'low': .., 'high': ..}} or {{'choices': [..]}}, got {spec!r}")
+    allowed = CHOICE_KEYS if "choices" in spec else RANGE_KEYS
+    unknown = sorted(set(spec) - set(allowed))
+    if unknown:
+        raise SweepError(
+            f"search space: {name} has unknown key(s) {unknown}; an entry takes {', '.join(RANGE_KEYS)} "
+            f"(a range) or only {', '.join(CHOICE_KEYS)}"
+        )
     if "choices" in spec:
         if not isinstance(spec["choices"], list) or not spec["choices"]:
             raise SweepError(f"search space: {name}'s choices must be a non-empty list, got {spec['choices']!r}")
@@ -242,6 +253,14 @@ class Objective:
 # --- the study ---
 
 
+def check_name(option: str, name: Any) -> None:
+    """A name that becomes a directory under --out (`trials/<study name>/`) stays one directory there."""
+    if not isinstance(name, str) or name in ("", ".", "..") or "/" in name or "\0" in name:
+        raise SweepError(
+            f"{option} must be a name without '/', not empty, '.' or '..' (it names a directory), got {name!r}"
+        )
+
+
 def make_pruner(pruner: Any, num_intervals: int):
     """An Optuna pruner from its name (`PRUNERS`), or the pruner object itself. Hyperband's budget runs from one
     interval to the whole run."""
@@ -295,6 +314,8 @@ def optimize(
     server database, none for SQLite); `track` "mlflow" or "tensorboard" logs a parent run with a nested run
     per trial.
     """
+    if study_name is not None:
+        check_name("--study-name", study_name)
     optuna = require_optuna()
     if algorithm not in AGENT_MODULES:
         raise SweepError(f"unknown algorithm {algorithm!r}; known: {', '.join(AGENT_MODULES)}")

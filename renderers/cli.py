@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from maxatar.settings import SETTINGS
 
 MAX_FRAMES = 10_000  # a rollout's frames are held in memory before the GIF is written
+MAX_SEED = 2**32 - 1  # jax.random.key keeps 32 bits of a seed: 2**32 would play seed 0 again
 POLICY_HELP = (
     "'random' (default), 'pretrained' (the trained policy maxatar_agents ships for --env) or a path to a "
     "maxatar_agents checkpoint"
@@ -28,7 +29,7 @@ def bounded(kind: Callable, low, high=None) -> Callable[[str], object]:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {kind.__name__}, got {text!r}") from None
-        if value < low or (high is not None and value > high):
+        if not value >= low or (high is not None and not value <= high):  # NaN is neither
             limits = f">= {low}" if high is None else f"between {low} and {high}"
             raise argparse.ArgumentTypeError(f"must be {limits}, got {text}")
         return value
@@ -47,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     gif.add_argument("--policy", default="random", help=POLICY_HELP)
     gif.add_argument("--setting", choices=SETTINGS, help=SETTING_HELP)
     gif.add_argument("--steps", type=bounded(int, 1, MAX_FRAMES), default=300, help="number of frames (one per action)")
-    gif.add_argument("--seed", type=bounded(int, 0), default=0)
+    gif.add_argument("--seed", type=bounded(int, 0, MAX_SEED), default=0)
     gif.add_argument("--out", required=True, help="output .gif file")
     gif.add_argument("--fps", type=bounded(float, 0.1, 100.0), default=15.0, help="playback speed")
     gif.add_argument("--scale", type=bounded(int, 1, 64), default=None, help="pixels per grid cell")
@@ -62,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--setting", choices=SETTINGS, help=SETTING_HELP)
     play.add_argument("--fps", type=bounded(float, 0.5, 60.0), default=10.0, help="steps per second")
     play.add_argument("--zoom", type=bounded(int, 1, 16), default=3, help="window enlargement")
-    play.add_argument("--seed", type=bounded(int, 0), default=0)
+    play.add_argument("--seed", type=bounded(int, 0, MAX_SEED), default=0)
     play.add_argument("--steps", type=bounded(int, 1), default=None, help="stop after this many steps")
     play.set_defaults(run=run_play, subparser=play)
     return parser
@@ -105,7 +106,10 @@ def run_gif(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     frames, _ = render_rollout(
         env, params, policy, jax.random.key(args.seed), args.steps, overlay=not args.no_overlay, scale=args.scale
     )
-    write_gif(out, jax.device_get(frames), fps=args.fps)
+    try:
+        write_gif(out, jax.device_get(frames), fps=args.fps)
+    except OSError as error:
+        parser.error(f"--out: cannot write {str(out)!r}: {error.strerror or error}")
     height, width = frames.shape[1:3]
     print(f"wrote {out} ({args.steps} frames of {width}x{height}, {out.stat().st_size / 1024:.0f} KiB)")
     return 0

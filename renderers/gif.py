@@ -37,5 +37,6 @@ def write_gif(path: str | os.PathLike, frames, fps: float = 15.0) -> Path:
     if not fps > 0:
         raise ValueError(f"fps must be positive, got {fps!r}")
     path = check_output_path(path)
-    iio.imwrite(path, frames, extension=".gif", duration=1000.0 / fps, loop=0)
+    with open(path, "wb") as f:  # opened here: a path that cannot be written is an OSError before imageio starts
+        iio.imwrite(f, frames, extension=".gif", duration=1000.0 / fps, loop=0)
     return path

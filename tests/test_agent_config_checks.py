@@ -36,14 +36,14 @@ BAD_VALUES = [
     ("dqn", "sticky_action_prob", 2, "sticky_action_prob must be a probability in [0, 1], got 2"),
     ("dqn", "obs_type", "rbg", "obs_type must be None or one of ('rgb', 'grayscale', 'flat'), got 'rbg'"),
     ("pqn", "env_setting", "foo", "env_setting: setting must be one of ('minatar', 'gymnax', 'pgx'), got 'foo'"),
-    ("ppo", "hidden", [0], "hidden must hold integers >= 1, got (0,)"),
+    ("ppo", "hidden", [0], "hidden must hold integers in [1, 1,048,576], got (0,)"),
     ("sac", "hidden", "abc", "hidden must be a tuple of integers such as (64, 64), got 'abc'"),
     ("dqn", "lr", math.nan, "lr must be a finite number > 0, got nan"),
     ("dqn", "gamma", 1.5, "gamma must be in [0, 1], got 1.5"),
     ("pqn", "gamma", 7, "gamma must be in [0, 1], got 7"),
     ("sac", "actor_lr", 0, "actor_lr must be > 0, got 0"),
     ("sac", "critic_pessimism", 0.3, "critic_pessimism is used only with critic_target='blend', not 'min'"),
-    ("ppo", "total_steps", 0, "total_steps must be >= 1, got 0"),
+    ("ppo", "total_steps", 0, "total_steps must be in [1, 2,147,483,647], got 0"),
     ("pqn", "num_envs", 2.5, "num_envs must be an integer, got 2.5"),
     ("pqn", "keep_best", 1, "keep_best must be true or false, got 1"),
     ("dqn", "env_id", "Pong-v5", "env_id: unknown environment id 'Pong-v5'"),
@@ -146,12 +146,12 @@ def test_a_sweep_refuses_bad_values_before_out_exists(capsys, tmp_path):
     base = ["--algo", "pqn", "--env", "CartPole-v1", "--trials", "1", "--out", str(out)]
     main = sweep.main
     expect_usage_error(capsys, main, [*base, "--set", "gamma=7"], "gamma must be in [0, 1], got 7.0", out)
-    expect_usage_error(capsys, main, [*base, "--set", "hidden=0"], "hidden must hold integers >= 1", out)
+    expect_usage_error(capsys, main, [*base, "--set", "hidden=0"], "hidden must hold integers in [1, ", out)
     spaces = [
         ({"gamma": {"low": 0.9, "high": 1.5}}, "search space: gamma=1.5: gamma must be in [0, 1], got 1.5"),
         ({"lr": {"choices": [1e-3, 0]}}, "search space: lr=0: lr must be > 0, got 0"),
         ({"num_epochs": {"low": 1.5, "high": 3}}, "num_epochs=1.5: num_epochs must be an integer, got 1.5"),
-        ({"hidden": {"choices": [[16], [0]]}}, "search space: hidden=(0,): hidden must hold integers >= 1"),
+        ({"hidden": {"choices": [[16], [0]]}}, "search space: hidden=(0,): hidden must hold integers in [1, "),
         ({"sticky_action_prob": {"choices": [0.1, 2]}}, "sticky_action_prob must be a probability"),
         ({"lr": {"choices": ["abc"]}}, "search space: lr: choice 'abc': could not convert"),
     ]
@@ -165,6 +165,25 @@ def test_a_sweep_refuses_bad_values_before_out_exists(capsys, tmp_path):
     with pytest.raises(sweep.SweepError, match=r"gamma must be in \[0, 1\], got 7"):
         sweep.optimize("pqn", "maxatar/CartPole-v1", trials=1, out=out, overrides={"gamma": 7})
     assert not out.exists()
+
+
+def test_names_that_become_paths_and_unknown_keys_are_refused(capsys, tmp_path):
+    out = tmp_path / "sweep"
+    base = ["--algo", "pqn", "--env", "CartPole-v1", "--trials", "1", "--out", str(out)]
+    for name in ("../../escaped-study", "", ".", "..", "a/b", "/abs"):
+        expect_usage_error(capsys, sweep.main, [*base, "--study-name", name], "--study-name must be a name", out)
+    space = tmp_path / "space.json"
+    for entry, key in [({"low": 0.01, "high": 0.9, "Log": True}, "Log"), ({"choices": [0.1], "log": True}, "log")]:
+        space.write_text(json.dumps({"lr": entry}))
+        message = f"lr has unknown key(s) ['{key}']; an entry takes low, high, log, step (a range) or only choices"
+        expect_usage_error(capsys, sweep.main, [*base, "--space", str(space)], message, out)
+    preset = tmp_path / "preset.json"
+    preset.write_text(json.dumps({"Lr": 0.1}))
+    run = tmp_path / "run"
+    argv = ["--preset", str(preset), "--out", str(run)]
+    expect_usage_error(capsys, lambda a: cli.main("pqn", a), argv, "unknown config field(s) ['Lr']", run)
+    with pytest.raises(ValueError, match="fields: env_id, "):
+        make_config(pqn, None, str(preset))
 
 
 def test_the_command_lines_exit_2_with_one_line_and_no_traceback(tmp_path):
@@ -291,3 +310,37 @@ def test_ctrl_c_stops_a_sweep_with_one_line_and_status_130(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["trials"].get("COMPLETE", 0) >= 1 and summary["best_value"] is not None
     assert json.loads((out / "best_preset.json").read_text())["lr"] == 3e-4
+
+
+# (algorithm, options, what the error line says): sizes and numbers past their bounds, refused before --out exists.
+OUT_OF_BOUNDS = [
+    ("pqn", ["--hidden", "100000,100000"], "the training state of 1 run(s) needs 149.0 GiB, more than the"),
+    ("dqn", ["--seeds", "100000000"], "the training state of 100000000 run(s) needs"),
+    ("dqn", ["--num-envs", "100000000"], "num_envs must be in [1, 65,536], got 100000000"),
+    ("dqn", ["--eval-episodes", "1000000000"], "eval_episodes must be in [1, 65,536], got 1000000000"),
+    ("dqn", ["--frames", "1e30"], "total_steps must be in [1, 2,147,483,647], got 1"),
+    ("dqn", ["--seed", "-1"], "--seed must be in [0, 4294967295]: seed i uses PRNGKey(seed + i); got -1"),
+    ("dqn", ["--seed", str(2**64)], f"--seed must be in [0, 4294967295]: seed i uses PRNGKey(seed + i); got {2**64}"),
+    ("dqn", ["--seed", str(2**32 - 1), "--seeds", "2"], "(and --seed + --seeds - 1, the last seed, 4294967296)"),
+    ("sac", ["--critic-pessimism", "0.5"], "critic_pessimism is used only with critic_target='blend', not 'min'"),
+]
+
+
+@pytest.mark.parametrize("algorithm, options, message", OUT_OF_BOUNDS, ids=lambda c: str(c)[:30])
+def test_sizes_and_numbers_past_their_bounds_are_refused_before_out_exists(
+    capsys, tmp_path, algorithm, options, message
+):
+    out = tmp_path / "run"
+    argv = ["--env", "CartPole-v1", *options, "--out", str(out)]
+    expect_usage_error(capsys, lambda a: cli.main(algorithm, a), argv, message, out)
+
+
+def test_out_must_be_named_and_a_given_critic_pessimism_needs_the_blend_target(capsys, tmp_path):
+    with pytest.raises(SystemExit):
+        cli.main("dqn", ["--out", ""])
+    assert capsys.readouterr().err.endswith("error: --out must name a directory, got ''\n")
+    preset = tmp_path / "preset.json"
+    preset.write_text(json.dumps({"critic_target": "mean", "critic_pessimism": 0.5}))
+    with pytest.raises(ConfigError, match="critic_pessimism is used only with critic_target='blend', not 'mean'"):
+        make_config(sac, None, str(preset))
+    assert make_config(sac, None, str(preset), critic_target="blend").critic_pessimism == 0.5

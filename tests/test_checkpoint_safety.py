@@ -558,3 +558,107 @@ def test_saving_twice_in_a_row_keeps_one_array_file(run):
         checkpoint.save(run, state, dict(meta))
     assert [n for n in files(run) if n.startswith("checkpoint-")] == [named]
     assert_trees_equal(load(run), state)
+
+
+# --- exports never replace a run ---
+
+
+def finished(directory: Path) -> Path:
+    """The run, marked finished (its final evaluation recorded) so that it can be exported."""
+    meta = raw_meta(directory)
+    meta["final_eval"] = {"return_per_seed": [1.0], "return_mean": 1.0}
+    write_meta(directory, meta)
+    return directory
+
+
+def export(*argv) -> int:
+    """`python -m maxatar_agents.export ARGV`'s exit status."""
+    from maxatar_agents import export as export_cli
+
+    try:
+        export_cli.main([str(a) for a in argv])
+    except SystemExit as stop:
+        return stop.code
+    return 0
+
+
+def contents(directory: Path) -> dict[str, bytes]:
+    return {name: (directory / name).read_bytes() for name in files(directory)}
+
+
+def test_export_never_writes_over_a_run(base, run, tmp_path, capsys, monkeypatch):
+    finished(run)
+    other = Path(shutil.copytree(base, tmp_path / "other"))
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    monkeypatch.chdir(tmp_path)
+    for out in (run, other, tmp_path / "run" / ".", "", ".", a_file, a_file / "below"):
+        before = {d: contents(d) for d in (run, other)}
+        assert export(run, out) == 2, out
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "error:" in err, err
+        assert {d: contents(d) for d in (run, other)} == before
+    with open(other / checkpoint.LOCK_FILE, "w") as held:  # a run still training holds its lock
+        import fcntl
+
+        fcntl.flock(held, fcntl.LOCK_EX)
+        (other / META).unlink()  # still training, before its first checkpoint
+        assert export(run, other) == 2 and "in use by another run" in capsys.readouterr().err
+    # A previous export is the one thing an export replaces.
+    out = tmp_path / "policy"
+    assert export(run, out) == 0 and export(run, out) == 0
+    assert raw_meta(out)["policy_only"] and not (out / checkpoint.LOCK_FILE).exists()
+    policies.load_policy(out)
+
+
+def test_resume_never_deletes_state_it_did_not_write(run, capsys):
+    arrays = [n for n in files(run) if n.startswith("checkpoint-")]
+    # An export written into the run's directory (as earlier versions allowed), or a JSON gone missing: the
+    # resume is refused and every array file stays.
+    meta = raw_meta(run)
+    write_meta(run, {**meta, "policy_only": True, "state_file": STATE, "state_sha256": sha256(run / STATE)})
+    with pytest.raises(SystemExit):
+        cli.main("dqn", ["--out", str(run), "--resume", "--no-progress"])
+    assert "holds only a trained policy" in capsys.readouterr().err
+    assert set(arrays) <= set(files(run))
+    for change in ({"state_file": STATE}, None):
+        if change is None:
+            (run / META).unlink()
+        else:
+            write_meta(run, {**meta, **change})
+        checkpoint.lock_run(run)
+        checkpoint.unlock_run(run)
+        assert set(arrays) <= set(files(run))
+
+
+def test_loaders_open_only_regular_files_and_refuse_non_finite_weights(run, tmp_path):
+    finished(run)
+    named, held = state_path(run), tmp_path / "held"
+    held.mkdir()
+    for path in (named, run / STATE):
+        os.replace(path, held / path.name)
+    for make in (lambda path: path.symlink_to("/dev/zero"), os.mkfifo):  # each would hang a plain open and read
+        make(named)
+        make(run / STATE)
+        for read in (load, policies.load_policy, lambda d: policies.export_policy(d, tmp_path / "policy", 0, {})):
+            with pytest.raises(checkpoint.CheckpointError, match=re.escape(f"cannot read {named}: not a regular")):
+                read(run)
+        named.unlink()
+        (run / STATE).unlink()
+    for path in (named, run / STATE):
+        os.replace(held / path.name, path)
+    meta_text = (run / META).read_text()
+    (run / META).unlink()
+    os.mkfifo(run / META)
+    with pytest.raises(checkpoint.CheckpointError, match=re.escape(f"cannot read {run / META}: not a regular file")):
+        checkpoint.read_meta(run)
+    (run / META).unlink()
+    (run / META).write_text(meta_text)
+    for seed_index in (True, 1.5, "0"):
+        with pytest.raises(TypeError, match="seed_index must be a whole number"):
+            policies.load_policy(run, seed_index=seed_index)
+    nan_in_the_policy(run)
+    message = f"{state_path(run)} is damaged or its run diverged: the policy weights "
+    with pytest.raises(checkpoint.CheckpointError, match=re.escape(message)):
+        policies.export_policy(run, tmp_path / "policy", 0, {})
+    assert not (tmp_path / "policy" / META).exists()

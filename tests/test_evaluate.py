@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -180,3 +181,58 @@ def test_random_policy_measurement_runs():
     recorded = json.loads(ev.RANDOM_SCORES.read_text())
     assert set(recorded["scores"]) == set(ev.GAMES) and "--measure-random" in recorded["command"]
     assert all(0 <= ev.read_random_scores()[g] < ev.MINATAR_DQN[g] for g in ev.GAMES)
+
+
+def evaluate_error(capsys, *argv) -> str:
+    """`python -m maxatar_agents.evaluate ARGV`'s one error line (exit status 2)."""
+    with pytest.raises(SystemExit) as stop:
+        ev.main([str(a) for a in argv])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and ": error: " in err, err
+    return err
+
+
+def test_bad_runs_files_and_options_are_one_error_line(tmp_path, capsys):
+    good = tmp_path / "good"
+    write_run(good, "dqn", "Breakout-v0", [(0, 100, 1.0)])
+    run = tmp_path / "run"
+    broken = {
+        "summary.json: cannot read it as JSON": lambda: (run / "summary.json").write_text("{"),
+        "holds a list, not a run's summary": lambda: (run / "summary.json").write_text("[]"),
+        "it has no env_id": lambda: (run / "summary.json").write_text('{"algorithm": "dqn", "seeds": [0]}'),
+        "metrics.csv: cannot read it": lambda: (run / "metrics.csv").unlink(),
+        "metrics.csv: it has no 'recent_return' column": lambda: (run / "metrics.csv").write_text("seed,frames\n0,1\n"),
+        "metrics.csv: a row is not numbers": lambda: (run / "metrics.csv").write_text(
+            "seed,frames,recent_return\n0,many,1\n"
+        ),
+    }
+    out = tmp_path / "out"
+    for message, damage in broken.items():
+        shutil.rmtree(run, ignore_errors=True)
+        write_run(run, "dqn", "Breakout-v0", [(0, 100, 1.0)])
+        damage()
+        assert message in evaluate_error(capsys, run, "--out", out)
+    not_json = tmp_path / "random.json"
+    not_json.write_text("nope")
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    for argv, message in [
+        (["--seeds", "x"], "unrecognized arguments: --seeds x"),
+        (["--seed", "x"], "invalid int value: 'x'"),
+        (["--random-scores", not_json], "not a --measure-random file"),
+        (["--out", a_file], "cannot create --out"),
+        (["--out", a_file / "below"], "cannot create --out"),
+        (["--bootstrap", "1000000000"], "--bootstrap must be in [1, 1,000,000], got 1,000,000,000 (about 2,980.2 GiB"),
+        (["--bootstrap", "0"], "--bootstrap must be in [1, 1,000,000]"),
+    ]:
+        assert message in evaluate_error(capsys, good, "--out", out, *argv)
+    # --measure-random writes only where it is told, and never less than one episode.
+    before = ev.RANDOM_SCORES.read_bytes()
+    assert "name the file" in evaluate_error(capsys, "--measure-random")
+    assert "--episodes must be in [1, 65,536]" in evaluate_error(
+        capsys, "--measure-random", "--random-scores", tmp_path / "r.json", "--episodes", "0"
+    )
+    assert "cannot write --random-scores" in evaluate_error(
+        capsys, "--measure-random", "--random-scores", a_file / "r.json"
+    )
+    assert ev.RANDOM_SCORES.read_bytes() == before and not (tmp_path / "r.json").exists()
