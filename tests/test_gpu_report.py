@@ -86,6 +86,6 @@ def test_the_gymnax_setting_runs_stand_beside_the_published_returns(tmp_path):
     (run / "metrics.csv").write_text("\n".join(rows) + "\n")
     head, _, breakout, asterix, *_ = gpu.like_for_like_table(tmp_path)
     assert head.startswith("| game | PQN (`minatar`) | gymnax README PPO |")
-    assert breakout == "| Breakout | 25.0 ± 5.0 (2 seeds, 10M frames, GPU) | 28 | 22.88 |"  # the last logged point
+    assert breakout == "| Breakout | 25.0 ± 5.0 (2 seeds, 10M frames) | 28 | 22.88 |"  # the last logged point
     assert asterix == "| Asterix | - | 15 | 14.95 |"
     assert gpu.like_for_like_table(tmp_path / "nothing") == []
