@@ -200,7 +200,7 @@ def fmt_s(seconds: float | None) -> str:
 
 
 def verdict(ok: bool) -> str:
-    return "met" if ok else "**missed**"
+    return "met" if ok else "missed"
 
 
 def train_table(rows: list[dict], target_s: float = 60.0) -> list[str]:
