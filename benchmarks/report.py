@@ -164,7 +164,7 @@ def plot(rows: list[dict], path: Path) -> None:
     colours = {impl: palette[i % 10] for i, impl in enumerate(i for i in impls if not i.startswith("ceiling"))}
     cols = min(2, len(envs))
     nrows = math.ceil((len(envs) + 1) / cols)  # a spare panel for the legend
-    plt.rcParams.update({"font.size": 13})
+    plt.rcParams.update({"font.size": 16})
     fig, axes = plt.subplots(nrows, cols, figsize=(6 * cols, 4.2 * nrows), squeeze=False)
     handles = {}
     for ax, env in zip(axes.flat, envs, strict=False):
@@ -186,7 +186,7 @@ def plot(rows: list[dict], path: Path) -> None:
     spare = list(axes.flat)[len(envs) :]
     for ax in spare:
         ax.axis("off")
-    spare[0].legend(handles.values(), handles.keys(), loc="center", fontsize=13, frameon=False)
+    spare[0].legend(handles.values(), handles.keys(), loc="center", fontsize=16, frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
