@@ -50,7 +50,7 @@ def run_row(**changes) -> dict:
 
 def test_a_slow_run_is_marked_missed_and_a_cut_run_extrapolated():
     slow, never = gpu.train_table([run_row(), run_row(to_target_s=None, last_mean_return=None)])[2:]
-    assert "75 s at 2.00M frames (missed)" in slow and "(extrapolated)" in slow and "7/10 seeds" in slow
+    assert "75 s at 2.00M frames (missed)" in slow and "(extrapolated)" in slow and "(7/10 >= 10)" in slow
     assert "not reached" in never
 
 
