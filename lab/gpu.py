@@ -205,8 +205,8 @@ def verdict(ok: bool) -> str:
 
 def train_table(rows: list[dict], target_s: float = 60.0) -> list[str]:
     lines = [
-        f"| agent | game | seeds | compile | to the return, compile included (<= {target_s:.0f} s) | frames/s, all seeds | "
-        "5M frames | last-100 return (seeds past it) |",
+        f"| agent | game | seeds | compile | to the return, compile included (<= {target_s:.0f} s) | "
+        "frames/s, all seeds | 5M frames | last-100 return (seeds past it) |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
