@@ -573,7 +573,7 @@ def plot_game(game: str, curves: dict[str, tuple[np.ndarray, np.ndarray]], path:
     ax.set_ylabel("mean return of the last 100 training episodes")
     ax.set_title(f"{game.split('-')[0]} (MinAtar setting: sticky 0.1, ramping, full action set)", fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7.5, loc="best")
+    ax.legend(fontsize=9, loc="best")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
