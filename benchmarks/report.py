@@ -149,7 +149,8 @@ def write_csv(path: Path, rows: list[dict], columns: list[str]) -> None:
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    """Log-log steps/s against N, one panel per environment, one line per implementation."""
+    """Log-log steps/s against N, one panel per environment, one line per implementation: two panels a row,
+    each implementation one colour in every panel, and one legend for all, so that it reads at page width."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -158,29 +159,38 @@ def plot(rows: list[dict], path: Path) -> None:
     envs = list(dict.fromkeys(r["env"] for r in rows))
     if not envs:
         return
-    cols = min(3, len(envs))
-    nrows = math.ceil(len(envs) / cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(5 * cols, 3.8 * nrows), squeeze=False)
+    impls = list(dict.fromkeys(r["impl"] for r in rows))
+    palette = ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C8", "C9", "black"]  # not C7: the ceilings' grey
+    colours = {impl: palette[i % 10] for i, impl in enumerate(i for i in impls if not i.startswith("ceiling"))}
+    cols = min(2, len(envs))
+    nrows = math.ceil((len(envs) + 1) / cols)  # a spare panel for the legend
+    plt.rcParams.update({"font.size": 16})
+    fig, axes = plt.subplots(nrows, cols, figsize=(6 * cols, 4.2 * nrows), squeeze=False)
+    handles = {}
     for ax, env in zip(axes.flat, envs, strict=False):
         group = [r for r in rows if r["env"] == env]
         for impl in dict.fromkeys(r["impl"] for r in group):
             line = sorted((r for r in group if r["impl"] == impl), key=lambda r: r["n"])
             family = line[0]["family"]
             style = {"maxatar": "-o", "peer": "-s", "ceiling": ":x"}[family]
-            color = "0.6" if family == "ceiling" else None
-            ax.plot([r["n"] for r in line], [r["steps_per_s"] for r in line], style, color=color, label=impl, ms=4)
+            label = "harness ceilings (do-nothing env)" if family == "ceiling" else impl  # one entry for all
+            (handles[label],) = ax.plot(
+                [r["n"] for r in line], [r["steps_per_s"] for r in line], style, color=colours.get(impl, "0.6"), ms=5
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(env)
         ax.set_xlabel("environments N")
         ax.set_ylabel("steps/s")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(envs) :]:
+    spare = list(axes.flat)[len(envs) :]
+    for ax in spare:
         ax.axis("off")
+    spare[0].legend(handles.values(), handles.keys(), loc="center", fontsize=16, frameon=False)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=90)
     plt.close(fig)
+    plt.rcParams.update(plt.rcParamsDefault)
 
 
 # --- reading results back, and the README's performance section ---------------------------------------------
@@ -189,95 +199,6 @@ README_START, README_END = "<!-- benchmarks:start -->", "<!-- benchmarks:end -->
 SEAQUEST_TARGET = 2e6  # steps/s at N = 4096
 OWN_TARGET = 2.0  # own time per step at most half the best peer's
 GYM_TARGET = 0.5  # make_vec (numpy) at least half the pure path's steps/s
-
-# What changed MaxAtar's numbers, measured with `python -m benchmarks.profile_envs` (own ns per step at N = 4096,
-# interleaved medians, before -> after, load average in brackets). Kept here so that the README section the
-# benchmark command writes says it; update it with the change that moves a number.
-WHAT_MADE_THE_DIFFERENCE = [
-    "**Threefry written out** (`maxatar.prng.uniform`): JAX lowers the threefry hash on CPU as a rolled loop of "
-    "small kernels; the same 20 rounds in plain `jnp` fuse into one loop and give the same bits as "
-    "`jax.random.uniform` (tests/test_random.py: many keys and shapes, raw and typed keys), so a seed plays the "
-    "same episodes as before. Full step at N = 4096, interleaved, `jax.random.uniform` -> `prng.uniform`: "
-    "CartPole 104 -> 51 ns, Doors 548 -> 429, Freeway 2460 -> 1267 (load 2-6).",
-    "**Materialize what many fusions read** (`maxatar.prng.materialize`): XLA's CPU backend copies an "
-    "elementwise chain into every fusion that reads it. Without it the written-out hash was recomputed inside "
-    "each consumer and Freeway got 4x slower (3277 ns against 804 with JAX's own loop); a one-step running max "
-    "(a reduce-window, which XLA does not fuse into consumers) computes the uniforms once. Seaquest already "
-    "used the trick for its terminal flag, read by the reset select of every state field.",
-    "**Freeway draws 8 uniforms per step instead of 16** (and 8 per reset): one uniform per car is both the "
-    "direction draw and, through its lower bits, the speed draw; the game reads the direction only as "
-    "sign(u - 0.5), so speed and sign stay independent with the reference's distributions (tested over every "
-    "float32 uniform). With the two changes above Freeway went from 1.56x pgx's own time (3162 ns, previous "
-    "README run) to the ratio in the table.",
-    "**Doors without a sort**: the random-door subset is ranked by pairwise comparisons (the same columns as the "
-    "stable double argsort it replaces, ties included; tested). With params traced (as `make_vec` passes them) "
-    "a full step at N = 4096 took 60,370 ns with the argsorts, 7,620 with sequential k-th-free-column picks and "
-    "2,935 with the pairwise ranks (interleaved, load 5); with params as constants XLA drops it either way.",
-    "**Seaquest's observation as row masks**: each (column, channel) gets a 10-bit mask of its rows (the enemy "
-    "channels from slot-mask intersections, 320 tests instead of 1000; the others from their few entities), "
-    "materialized as two bytes, then expanded with one AND per bool against a per-row constant along the "
-    "contiguous (column, channel) axis, which XLA's CPU backend vectorizes. The observation alone went from "
-    "696 to 270 ns per environment at N = 4096 (interleaved, same bits), and Seaquest passed 2M steps/s.",
-    "**No freeze under AutoReset**: `Environment.transition` keeps a terminated state's game with a select per "
-    "field, and XLA copied Seaquest's bit-sliced game step into each of those selects. AutoReset replaces a "
-    "terminated state anyway, so it skips that select (results unchanged, tested): Seaquest's optimized HLO "
-    "went from 19.7k to 12.8k lines and its compile from 7.9 to 5.4-6.3 s (A/B on a quiet machine; step time "
-    "within noise).",
-    "The previous README run (load average 6-15) measured Breakout 2.17x, Asterix 3.99x, Freeway 1.56x, "
-    "SpaceInvaders 6.35x, Seaquest 6.98x (0.357M steps/s) and CartPole 1.39x in own time at N = 4096; part of "
-    "the change in totals since then is the lighter load, which is why only ratios from one run are compared.",
-]
-
-# What was tried and measured, but did not help (kept so that nobody tries it again blindly).
-TRIED = [
-    "Seaquest's observation was more than half of its step (before the row masks above): per-kernel profile "
-    "(`jax.profiler`) at N = 4096, "
-    "about 1,100 ns per environment in the final fusion alone, the outer product of (row, channel) and "
-    "(column, channel) entity masks into 1000 bools, about 1 ns per bool where the do-nothing ceiling writes "
-    "its 1000 bools in about 0.1. Tried: materializing the masks first (no gain; the reduce-windows cost 600 "
-    "ns), the six single-cell and gauge channels by compares and only four by masks (1361 against 1276 ns), "
-    "packing each cell's 10 channel bits and expanding them with a multiply (13x slower), channel-major "
-    "layouts (within noise). The 2M steps/s target needs the whole step under about 400 ns own.",
-    "Seaquest's observation, second look (before the row masks above; quiet machine, N = 4096): the step "
-    "without the observation is "
-    "240-290 ns and with it 700-980 ns, so 2M steps/s needs the observation under about 250 ns. The optimized "
-    "LLVM IR of the final fusion shows why it is not: XLA's CPU emitter unrolls the 10-long channel loop into a "
-    "scalar load, and, compare and byte store per bool, with no SIMD. The same work vectorizes when the "
-    "operands have the output's shape (u8 [N, 1000]: 89 ns) or are broadcast only along a major axis (a "
-    "100-long contiguous minor axis: 48 ns), but the (row, channel) masks repeat with period 10 along "
-    "(column, channel) and tiling them costs 180-250 ns; a batch-minor layout computes in 98 ns and its "
-    "transpose back costs 560; two-stage bit masks expanded by shifts, 1750. Stacking the masks on the "
-    "channel axis so that the fusion reads no transposed operand: 540 against 551 ns (noise, not kept).",
-    "Materializing AutoReset's done flag for every game (the Seaquest trick): Asterix -12%, SpaceInvaders -18%, "
-    "but Seaquest +24% and Breakout +13% (interleaved, load 6); not applied.",
-    "Doors' observation built with compares instead of three scatters: 13,094 against 1,708 ns per step "
-    "(XLA's CPU loop emitter is slow on those broadcasts); reverted.",
-    "CartPole: own time is mostly the 5 uniforms (sticky + 4 reset) and sin/cos; NumPy's vectorized "
-    "CartPoleVectorEnv is itself fast at N = 4096 on an idle core (about 85 ns per step), so 2x its own time "
-    "would need about 40 ns per step for physics, draws, reset select and observation.",
-    "The gymnax-style composition (its table above) costs more than its parts. Own ns at N = 4096, its parts measured"
-    " alone in one interleaved run (2026-11-26, quiet machine; `step` is `env.step` without a reset, `reset` is "
-    "`env.reset` every step): CartPole composition 70-78 against step 15 and reset 0; Breakout 204-258 against 89 and"
-    " 44; Freeway 1,114-1,250 against 252 and 227 (AutoReset's whole step: 27-33, 102-116, 386-417). So for Breakout "
-    "even the parts add up to more than the 2x budget (97 ns against gymnax's 194), while for CartPole and Freeway "
-    "the cost is in how XLA fuses two observations and their select with the two draws: without the key split, "
-    "CartPole 39 and Freeway 1,041; without the split and the state select (only the observations selected), 18 and "
-    "985; with the split but no reset, 37 and 299. So JAX's split in the user's code is about 30 ns of CartPole's, "
-    "and on Freeway selecting between the two observations costs about 550 ns more than computing them apart. Tried: "
-    "materializing either observation before the select (`prng.materialize`): Freeway 1,250 -> 955-979, Breakout 258 "
-    "-> 393-426, CartPole within noise; both: Freeway 1,176, Breakout 549. Not applied (it would tax every other "
-    "path). Earlier: materializing Freeway's 10x10 code grid before its seven channel compares (about 450 against 300"
-    " ns per environment; reverted); materializing the state before the observation (kept) is what took this "
-    "composition from 0.06x back to 0.9x.",
-    "Gymnasium path (CartPole, Doors, Breakout at N = 1024): a synchronous jitted call is far slower than a "
-    "step inside the scan (CartPole about 400 us against 120). A do-nothing jit with 1, 4 and 12 outputs takes "
-    "11, 20 and 139 us when the result is awaited (quiet machine): independent kernels go to XLA's thread "
-    "pool and the hand-offs dominate. Tried, interleaved: donating the state buffers (-10 to -15%, but a "
-    "state the user kept from `env.state` would be deleted by the next step; not applied), packing state and "
-    "results into one buffer each (CartPole -15%, Breakout 6x slower: the concatenations break fusions; "
-    "reverted), synchronous CPU dispatch (`JAX_CPU_ENABLE_ASYNC_DISPATCH=false`) and a single-threaded "
-    "Eigen pool (within noise).",
-]
 
 
 def _parse_value(column: str, text: str):
@@ -312,11 +233,11 @@ def _game(env: str) -> str:
 
 
 def summary_table(rows: list[dict], n: int) -> tuple[str, list[str]]:
-    """One line per environment at N = n: ours (the kept mode) against the best peer, and the targets."""
+    """One line per environment at N = n: own time, compile time and state size, ours (the kept mode) against
+    the peers, and the targets; with the targets missed."""
     lines = [
-        "| env | MaxAtar steps/s | best peer steps/s | x total | own ns (ours / best peer) | x own | "
-        "compile s (ours / JAX peers) | state B (ours / peers) | target |",
-        "|" + "---|" * 9,
+        "| env | own ns (ours / best peer) | compile s (ours / JAX peers) | state B (ours / peers) | target |",
+        "|" + "---|" * 5,
     ]
     missed = []
     for env in dict.fromkeys(r["env"] for r in rows):
@@ -325,7 +246,6 @@ def summary_table(rows: list[dict], n: int) -> tuple[str, list[str]]:
         if ours is None:
             continue
         peers = [r for r in group if r["family"] == "peer"]
-        best = max(peers, key=lambda r: r["steps_per_s"], default=None)
         own_peers = [r for r in peers if isinstance(r["own_ns_per_step"], float) and r["own_ns_per_step"] > 0]
         best_own = min(own_peers, key=lambda r: r["own_ns_per_step"], default=None)
         jax_peers = [r for r in peers if isinstance(r.get("compile_s"), float) and not math.isnan(r["compile_s"])]
@@ -335,24 +255,19 @@ def summary_table(rows: list[dict], n: int) -> tuple[str, list[str]]:
         targets = []
         if env in MINATAR_GAMES or _game(env) == "CartPole":
             ok = isinstance(x_own, float) and x_own >= OWN_TARGET
-            targets.append(f"2x own: {'met' if ok else 'MISSED'}")
+            targets.append(f"2x own: {'met' if ok else 'missed'}")
             if not ok and best_own is not None:
                 need = best_own["own_ns_per_step"] / OWN_TARGET
-                missed.append(
-                    f"{env}: own {ours['own_ns_per_step']:.0f} ns per step, {need:.0f} ns needed for 2x "
-                    f"{best_own['impl']} ({x_own:.2f}x now)"
-                )
+                missed.append(f"{env}: 2x own ({x_own:.2f}x {best_own['impl']}; {need:.0f} ns needed)")
         if _game(env) == "Seaquest":
             ok = ours["steps_per_s"] >= SEAQUEST_TARGET
-            targets.append(f"2M steps/s: {'met' if ok else 'MISSED'}")
+            targets.append(f"2M steps/s: {'met' if ok else 'missed'}")
             if not ok:
-                missed.append(f"{env}: {_fmt(ours['steps_per_s'], 'sps')} steps/s against the 2M target")
+                missed.append(f"{env}: 2M steps/s ({_fmt(ours['steps_per_s'], 'sps')})")
         slower = [r["impl"] for r in jax_peers if r["compile_s"] < ours["compile_s"]]
         if slower:
-            missed.append(
-                f"{env}: compile {ours['compile_s']:.2f} s, slower than "
-                + ", ".join(f"{r['impl']} ({r['compile_s']:.2f} s)" for r in jax_peers if r["impl"] in slower)
-            )
+            peers = ", ".join(f"{r['impl']} {r['compile_s']:.2f} s" for r in jax_peers if r["impl"] in slower)
+            missed.append(f"{env}: compile as fast as the JAX peers ({ours['compile_s']:.2f} s against {peers})")
         own_cell = f"{_fmt(ours['own_ns_per_step'], 'ns')} / " + (
             f"{_fmt(best_own['own_ns_per_step'], 'ns')} ({best_own['impl']})" if best_own else "-"
         )
@@ -361,11 +276,7 @@ def summary_table(rows: list[dict], n: int) -> tuple[str, list[str]]:
             + " | ".join(
                 [
                     env,
-                    _fmt(ours["steps_per_s"], "sps"),
-                    f"{_fmt(best['steps_per_s'], 'sps')} ({best['impl']})" if best else "- (no peer)",
-                    _fmt(ours.get("x_best_peer"), "x"),
                     own_cell,
-                    _fmt(x_own, "x"),
                     f"{_fmt(ours.get('compile_s'), 's')} / {compile_peers}",
                     f"{ours.get('state_bytes', '')} / {state_peers or '-'}",
                     "; ".join(targets) or "no peer",
@@ -395,13 +306,10 @@ def composition_table(rows: list[dict], n: int) -> tuple[str, list[str]]:
         ratio = best["own_ns_per_step"] / ours["own_ns_per_step"]
         ok = ratio >= OWN_TARGET
         if not ok:
-            missed.append(
-                f"{env}: gymnax-style composition, own {ours['own_ns_per_step']:.0f} ns per step against "
-                f"{best['own_ns_per_step']:.0f} for {best['impl']} ({ratio:.2f}x, 2x needed)"
-            )
+            missed.append(f"{env}: gymnax-style composition at 2x own ({ratio:.2f}x {best['impl']})")
         lines.append(
             f"| {env} | {_fmt(ours['own_ns_per_step'], 'ns')} | {_fmt(best['own_ns_per_step'], 'ns')} "
-            f"({best['impl']}) | {_fmt(ratio, 'x')} | 2x own: {'met' if ok else 'MISSED'} |"
+            f"({best['impl']}) | {_fmt(ratio, 'x')} | 2x own: {'met' if ok else 'missed'} |"
         )
     if not lines:
         return "", []
@@ -424,10 +332,10 @@ def gym_summary(gym_rows: list[dict]) -> tuple[str, list[str]]:
             continue
         ratio = numpy_path["steps_per_s"] / pure["steps_per_s"]
         if ratio < GYM_TARGET:
-            missed.append(f"{env}: Gymnasium path, make_vec (numpy) at {ratio:.3f}x of the pure path")
+            missed.append(f"{env}: make_vec (numpy) at half the pure path ({ratio:.2f}x)")
         lines.append(
             f"| {env} | {numpy_path['n']} | {_fmt(numpy_path['steps_per_s'], 'sps')} | "
-            f"{_fmt(pure['steps_per_s'], 'sps')} | {ratio:.3f}x {'met' if ratio >= GYM_TARGET else 'MISSED'} | "
+            f"{_fmt(pure['steps_per_s'], 'sps')} | {ratio:.3f}x {'met' if ratio >= GYM_TARGET else 'missed'} | "
             + (_fmt(numpy_path["steps_per_s"] / phys2d["steps_per_s"], "x") if phys2d else "-")
             + " |"
         )
@@ -435,53 +343,72 @@ def gym_summary(gym_rows: list[dict]) -> tuple[str, list[str]]:
 
 
 def readme_section(rows: list[dict], gym_rows: list[dict], meta: dict, plot_path: str) -> str:
-    """The README's performance section: what the benchmark command measured, with the targets."""
+    """The performance page's CPU section: the answer first (ours against the best peer at one N, the targets
+    missed, the plot), then what the benchmark command measured and how."""
     n = _largest_common_n(rows)
     table, missed = summary_table(rows, n)
+    composition, composition_missed = composition_table(rows, n)
+    gym, gym_missed = gym_summary(gym_rows) if gym_rows else ("", [])
+    missed += composition_missed + gym_missed
     parts = [
         README_START,
         "<!-- Generated by `python -m benchmarks.run ... --readme docs/performance.md`; "
         "edit benchmarks/report.py, not this. -->",
-        f"{Run.from_record(meta).line()} The machine was shared with other jobs, so read the ratios, which come "
-        "from interleaved measurements in the same run, more than the totals. Full tables (every N, min-max of the "
-        f"repeats): `{meta['out']}/results.md`, CSV beside it; `benchmarks/README.md` explains the columns.",
-        f"At N = {n} environments (medians of {meta['repeats']} interleaved repeats), with observations "
-        'computed and finished episodes reset. "own ns" is the time per step minus the do-nothing harness '
-        "ceiling measured in the same run; the targets compare own time (2x = half the best peer's own ns). "
+        f"Steps per second at N = {n} environments on a CPU, observations computed and finished episodes reset, "
+        "against the fastest peer measured in the same run. *x own* compares the time per step with the harness's "
+        "own time (a do-nothing environment through the same rollout) taken off, the measure the targets use.",
+        "\n".join(lead_table(rows, n)),
+        targets_missed(missed),
+        f"![steps/s against N, log-log, one panel per environment, one line per implementation]({plot_path})",
+        f"## Every measure at N = {n} on a CPU",
+        f"{Run.from_record(meta).line()} Medians of {meta['repeats']} interleaved repeats; the machine was shared "
+        "with other jobs, so read the ratios, which come from interleaved measurements, more than the totals. "
+        f"Full tables (every N, min-max of the repeats): `{meta['out']}/results.md`, CSV beside it; "
+        "`benchmarks/README.md` explains the columns, `benchmarks/optimisations.md` what moved the numbers. "
         "Compile s is the time to the first step (trace, lower, compile of the rollout).",
         table,
-        f"![steps/s against N, log-log, one line per implementation]({plot_path})",
     ]
-    composition, composition_missed = composition_table(rows, n)
     if composition:
-        missed += composition_missed
         parts += [
             f"The composition gymnax users write by hand (`{COMPOSITION}`: per-environment keys, `env.step`, "
             "`env.reset` with a second key and a `jnp.where` select of state and observation, in one vmapped "
             f"function), at N = {n}, in own time against the best of gymnax's and pgx's own auto-resetting step:",
             composition,
         ]
-    if gym_rows:
-        gym, gym_missed = gym_summary(gym_rows)
-        missed += gym_missed
+    if gym:
         parts += [
             "Gymnasium path: `gymnasium.make_vec(id, num_envs=N)` with numpy outputs, stepped from Python, "
             "against the pure jitted scan (and Gymnasium's own functional `phys2d/CartPole-v1` vector env):",
             gym,
         ]
-    parts += [
-        "Targets not met: " + ("none." if not missed else "\n\n" + "\n".join(f"- {m}" for m in missed)),
-        "What made the difference (profiles with `python -m benchmarks.profile_envs`; see benchmarks/README.md):",
-        "\n".join(f"- {item}" for item in WHAT_MADE_THE_DIFFERENCE),
-        "Tried without success:",
-        "\n".join(f"- {item}" for item in TRIED),
-    ]
-    if meta.get("notes"):
-        parts += ["Notes on this run:", "\n".join(f"- {note}" for note in meta["notes"])]
-    parts += [
-        README_END,
-    ]
-    return "\n\n".join(parts)
+    return "\n\n".join([*parts, README_END])
+
+
+def targets_missed(missed: list[str]) -> str:
+    """The missed targets ("<env>: <target> (<how far>)"), one line per target naming its environments."""
+    groups: dict[str, list[str]] = {}
+    for line in missed:
+        env, rest = line.split(": ", 1)
+        target, _, how = rest.rpartition(" (")
+        groups.setdefault(target, []).append(f"{env} {how.removesuffix(')')}".strip())
+    lines = [f"- {target}: {', '.join(envs)}" for target, envs in groups.items()]
+    return "Targets missed: none." if not lines else "\n".join(["Targets missed:", "", *lines])
+
+
+def lead_table(rows: list[dict], n: int) -> list[str]:
+    """At N = n, ours (the kept mode) against the fastest peer, in steps/s and in own time."""
+    lines = ["| env | MaxAtar steps/s | best peer steps/s | x | x own |", "|---|---|---|---|---|"]
+    for env in dict.fromkeys(r["env"] for r in rows):
+        group = [r for r in rows if r["env"] == env and r["n"] == n]
+        ours = next((r for r in group if r["family"] == "maxatar" and r.get("kept")), None)
+        best = max((r for r in group if r["family"] == "peer"), key=lambda r: r["steps_per_s"], default=None)
+        if ours is not None:
+            peer = f"{_fmt(best['steps_per_s'], 'sps')} ({best['impl']})" if best else "- (no peer)"
+            lines.append(
+                f"| {env} | {_fmt(ours['steps_per_s'], 'sps')} | {peer} | {_fmt(ours.get('x_best_peer'), 'x')} | "
+                f"{_fmt(ours.get('x_best_peer_own'), 'x')} |"
+            )
+    return lines
 
 
 SPEED_START, SPEED_END = "<!-- speed-short:start -->", "<!-- speed-short:end -->"

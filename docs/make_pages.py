@@ -50,12 +50,19 @@ def results_lines() -> list[str]:
     return text[text.index("<!-- results:start -->") : text.index("<!-- results:end -->")].splitlines()
 
 
-def results_rows(game_row: str) -> list[str]:
-    """The header and this game's rows of the results table on docs/results.md."""
+def runs_table() -> list[str]:
+    """The table of every run on docs/results.md, header first (the one whose header starts "| game | agent";
+    the page's other tables have a row per game too)."""
     text = results_lines()
-    header = [line for line in text if line.startswith("| game | agent")]
-    rows = [line for line in text if line.startswith(f"| {game_row} |")]
-    return [*header[:1], *rows]
+    start = next((i for i, line in enumerate(text) if line.startswith("| game | agent")), len(text))
+    end = next((i for i in range(start, len(text)) if not text[i].startswith("|")), len(text))
+    return text[start:end]
+
+
+def results_rows(game_row: str) -> list[str]:
+    """The header and this game's rows of the table of every run."""
+    block = runs_table()
+    return [*block[:1], *(line for line in block if line.startswith(f"| {game_row} |"))]
 
 
 def earlier_preset_note(rows: list[str]) -> list[str]:
@@ -216,16 +223,15 @@ def agent_page(algo: str) -> str:
         "",
     ]
     out += ["## Results on the MinAtar games", ""]
-    text = results_lines()
-    header = [line for line in text if line.startswith("| game | agent")]
+    header, *rows = runs_table() or [""]
     label = AGENTS[algo].split()[0]
-    rows = [line for line in text if line.startswith("| ") and f"| {label} (`" in line]
+    rows = [line for line in rows if f"| {label} (`" in line]
     if header and rows:
         out += [
             "From [the results](../results.md) (MinAtar's setting; the seeds of each row so far):",
             "",
-            header[0],
-            "|" + "---|" * (header[0].count("|") - 1),
+            header,
+            "|" + "---|" * (header.count("|") - 1),
             *rows,
             "",
         ]

@@ -88,10 +88,11 @@ def test_report_rebuilds_the_table_and_curves_from_the_results_files(tmp_path, c
     text = readme.read_text()
     assert text.startswith("intro\n") and text.endswith("\noutro\n") and "old" not in text
     rows = [line for line in text.splitlines() if line.startswith("| Breakout")]
-    assert rows[0].startswith(
-        "| Breakout | PQN (`minatar`) | 3 of 10 | 0.0M | 12.0 ± 1.6 (10.0-14.0) | 13.0 ± 1.6 (11.0-15.0) |"
+    assert rows[1].startswith(
+        "| Breakout | PQN (`minatar`) | 3 of 10 | 0.0M | 12.0 ± 1.6 | 13.0 ± 1.6 | 10 min |"
     )  # the seeds of its first part, of the protocol's 10
-    assert "| 10 min | 10 | 17.5 | 50 | ~5 |" in rows[0] and rows[1].startswith("| Breakout | PPO (`minatar`)")
+    assert rows[0] == "| Breakout | 12.0 | 4.0 | - | - | 10 |"  # the page's first table: the last-100 returns
+    assert rows[2].startswith("| Breakout | PPO (`minatar`)") and "| Breakout | 10 | 17.5 | 50 | ~5 |" in rows
     assert "dqn-fast on Breakout-v0" in text and "pqn-minatar on Breakout-v0 (3 of 10 seeds done)" in text
     sac = next(e for e in mr.PROTOCOL if e.algo == "sac")
     write_run(results, sac, "Breakout-v0", [1, 1, 1], [2, 2, 2])
@@ -99,7 +100,7 @@ def test_report_rebuilds_the_table_and_curves_from_the_results_files(tmp_path, c
     summary.write_text(json.dumps(json.loads(summary.read_text()) | {"final_eval_sampled_return_per_seed": [3, 4, 5]}))
     mr.report(namespace(tmp_path, readme=None))
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| Breakout | SAC"))
-    assert "| 2.0 ± 0.0 (2.0-2.0); sampled 4.0 |" in row  # a stochastic policy's sampled play beside its greedy
+    assert "| 2.0 ± 0.0; sampled 4.0 |" in row  # a stochastic policy's sampled play beside its greedy
     assert (tmp_path / "figures" / "breakout.png").stat().st_size > 10_000
     assert not (tmp_path / "figures" / "asterix.png").exists()
 
@@ -206,7 +207,7 @@ def test_the_gymnax_setting_table_sets_the_runs_beside_the_published_returns(tmp
     assert "kept" in text and "old" not in text  # only its own section is rewritten
     rows = {line.split(" | ")[0]: line for line in text.splitlines() if line.startswith("| ")}
     # The last logged point of each seed (write_run's metrics end at 2000 frames), then each source's figure.
-    assert rows["| Breakout"] == "| Breakout | 25.0 ± 4.1; greedy 26.0 (3 seeds, 0.002M frames, CPU) | - | 28 | 22.88 |"
+    assert rows["| Breakout"] == "| Breakout | 25.0 ± 4.1, greedy 26.0 (3 seeds, 0.002M frames) | - | 28 | 22.88 |"
     assert rows["| Asterix"] == "| Asterix | - | - | 15 | 14.95 |" and "| Seaquest" not in rows
     assert "pqn-minatar on Asterix-v0" in text and "pqn-minatar on Breakout-v0" not in text  # still to train
     # A run trained before its preset changed keeps its cell, marked and said why, as in MinAtar's table.
@@ -215,7 +216,7 @@ def test_the_gymnax_setting_table_sets_the_runs_beside_the_published_returns(tmp
     summary.write_text(json.dumps(recorded | {"config": recorded["config"] | {"gamma": 0.9}}))
     mr.report(namespace(tmp_path, readme=page, setting="gymnax"))
     text = page.read_text()
-    assert "| Breakout | 25.0 ± 4.1; greedy 26.0 (3 seeds, 0.002M frames, CPU) \\* | - |" in text
+    assert "| Breakout | 25.0 ± 4.1, greedy 26.0 (3 seeds, 0.002M frames) \\* | - |" in text
     assert "not what the preset trains today: pqn-minatar on Breakout-v0 (gamma 0.9 -> 0.99)" in text
     # A finished gymnax-setting run ships no policy: the shipped ones play MinAtar's setting.
     monkeypatch.setattr(mr, "export", lambda args: pytest.fail("exported a gymnax-setting run"))
