@@ -90,7 +90,7 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-class InputError(SystemExit):
+class EvaluateError(SystemExit):
     """A run, file or option evaluate cannot use; the command line reports it as one `error:` line (exit 2).
     (A SystemExit, as these errors were before they had a class: a caller that catches those still does.)"""
 
@@ -103,7 +103,7 @@ def run_dirs(root: Path) -> list[Path]:
     if (root / "summary.json").is_file():
         return [root]
     if not root.is_dir():
-        raise InputError(f"{root}: not a directory")
+        raise EvaluateError(f"{root}: not a directory")
     return [run for sub in sorted(p for p in root.iterdir() if p.is_dir()) for run in run_dirs(sub)]
 
 
@@ -112,7 +112,7 @@ def seed_scores(run: Path, summary: dict, score: str) -> list[float]:
     seeds = [int(s) for s in summary["seeds"]]
     if score == "final_eval":
         if "final_eval_return_per_seed" not in summary:
-            raise InputError(f"{run}/summary.json has no final_eval_return_per_seed (use --score recent_return)")
+            raise EvaluateError(f"{run}/summary.json has no final_eval_return_per_seed (use --score recent_return)")
         values = [float(v) for v in summary["final_eval_return_per_seed"]]
     else:
         last: dict[int, tuple[int, float]] = {}  # seed -> (frames, recent_return) of its latest row
@@ -123,16 +123,16 @@ def seed_scores(run: Path, summary: dict, score: str) -> list[float]:
                     if seed not in last or frames >= last[seed][0]:
                         last[seed] = (frames, float(row["recent_return"]))
         except OSError as error:
-            raise InputError(f"{run}/metrics.csv: cannot read it: {error.strerror or error}") from None
+            raise EvaluateError(f"{run}/metrics.csv: cannot read it: {error.strerror or error}") from None
         except (KeyError, ValueError, TypeError, csv.Error) as error:
             what = f"it has no {error} column" if isinstance(error, KeyError) else f"a row is not numbers ({error})"
-            raise InputError(f"{run}/metrics.csv: {what}") from None
+            raise EvaluateError(f"{run}/metrics.csv: {what}") from None
         missing = [s for s in seeds if s not in last]
         if missing:
-            raise InputError(f"{run}/metrics.csv has no row for seed(s) {missing}")
+            raise EvaluateError(f"{run}/metrics.csv has no row for seed(s) {missing}")
         values = [last[s][1] for s in seeds]
     if len(values) != len(seeds) or not all(math.isfinite(v) for v in values):
-        raise InputError(f"{run}: {score} scores {values} for seeds {seeds}: not one finite score per seed")
+        raise EvaluateError(f"{run}: {score} scores {values} for seeds {seeds}: not one finite score per seed")
     return values
 
 
@@ -153,13 +153,13 @@ def read_runs(specs: list[str], score: str, games: list[str] | None) -> dict[str
             if games and game not in games:
                 continue
             if game not in MINATAR_DQN:
-                raise InputError(f"{run}: {summary['env_id']} has no published MinAtar DQN score to normalise by")
+                raise EvaluateError(f"{run}: {summary['env_id']} has no published MinAtar DQN score to normalise by")
             warn_setting(run, summary.get("config") or {})
             agent = label or f"{summary['algorithm']}-{summary.get('preset')}"
             entry = agents.setdefault(agent, {}).setdefault(game, {"seeds": [], "scores": [], "runs": []})
             clash = set(entry["seeds"]) & {int(s) for s in summary["seeds"]}
             if clash:
-                raise InputError(
+                raise EvaluateError(
                     f"{run}: seeds {sorted(clash)} of {agent} on {game} were read already from {entry['runs']}; "
                     "give the runs different labels (LABEL=RUN_DIR)"
                 )
@@ -167,7 +167,7 @@ def read_runs(specs: list[str], score: str, games: list[str] | None) -> dict[str
             entry["scores"] += seed_scores(run, summary, score)
             entry["runs"].append(str(run))
     if not agents:
-        raise InputError(f"no finished run (summary.json) of a MinAtar game under {' '.join(specs)}")
+        raise EvaluateError(f"no finished run (summary.json) of a MinAtar game under {' '.join(specs)}")
     order = {game: i for i, game in enumerate(GAMES)}
     return {a: dict(sorted(agents[a].items(), key=lambda kv: order[kv[0]])) for a in sorted(agents)}
 
@@ -178,19 +178,19 @@ def read_summary(run: Path) -> dict:
     try:
         summary = json.loads(path.read_text())
     except (OSError, ValueError) as error:  # ValueError: not JSON, or not UTF-8 text
-        raise InputError(f"{path}: cannot read it as JSON: {error}") from None
+        raise EvaluateError(f"{path}: cannot read it as JSON: {error}") from None
     if not isinstance(summary, dict):
-        raise InputError(f"{path} holds a {type(summary).__name__}, not a run's summary (a JSON object)")
+        raise EvaluateError(f"{path} holds a {type(summary).__name__}, not a run's summary (a JSON object)")
     missing = [key for key in ("env_id", "algorithm", "seeds") if key not in summary]
     if missing:
-        raise InputError(f"{path} is not a finished run's summary: it has no {', '.join(missing)}")
+        raise EvaluateError(f"{path} is not a finished run's summary: it has no {', '.join(missing)}")
     seeds = summary["seeds"]
     if not isinstance(summary["env_id"], str) or not (isinstance(seeds, list) and seeds):
-        raise InputError(f"{path}: env_id must be a string and seeds a non-empty list")
+        raise EvaluateError(f"{path}: env_id must be a string and seeds a non-empty list")
     try:
         [int(seed) for seed in seeds]
     except (TypeError, ValueError):
-        raise InputError(f"{path}: seeds {seeds!r} are not whole numbers") from None
+        raise EvaluateError(f"{path}: seeds {seeds!r} are not whole numbers") from None
     return summary
 
 
@@ -211,13 +211,15 @@ def warn_setting(run: Path, config: dict) -> None:
 def read_random_scores(path: Path = RANDOM_SCORES) -> dict[str, float]:
     """The random policy's mean return per game, as `--measure-random` wrote it."""
     if not path.is_file():
-        raise InputError(f"{path} is missing: python -m maxatar_agents.evaluate --measure-random --random-scores PATH")
+        raise EvaluateError(
+            f"{path} is missing: python -m maxatar_agents.evaluate --measure-random --random-scores PATH"
+        )
     try:
         return {game: float(v["mean"]) for game, v in json.loads(path.read_text())["scores"].items()}
     except OSError as error:
-        raise InputError(f"--random-scores {path}: cannot read it: {error.strerror or error}") from None
+        raise EvaluateError(f"--random-scores {path}: cannot read it: {error.strerror or error}") from None
     except (ValueError, KeyError, TypeError, AttributeError) as error:
-        raise InputError(
+        raise EvaluateError(
             f"--random-scores {path}: not a --measure-random file ({type(error).__name__}: {error})"
         ) from None
 
@@ -457,9 +459,9 @@ def make_out(out: Path) -> None:
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise InputError(f"cannot create --out {str(out)!r}: {error.strerror or error}") from None
+        raise EvaluateError(f"cannot create --out {str(out)!r}: {error.strerror or error}") from None
     if not os.access(out, os.W_OK):
-        raise InputError(f"cannot write to --out {str(out)!r}")
+        raise EvaluateError(f"cannot write to --out {str(out)!r}")
 
 
 def write_outputs(result: dict, header: dict, out: Path) -> str:
@@ -530,7 +532,7 @@ def measure_random(args) -> None:
     try:
         args.random_scores.write_text(json.dumps(record, indent=1) + "\n")
     except OSError as error:
-        raise InputError(f"cannot write --random-scores {args.random_scores}: {error.strerror or error}") from None
+        raise EvaluateError(f"cannot write --random-scores {args.random_scores}: {error.strerror or error}") from None
     print(f"wrote {args.random_scores}")
 
 
@@ -563,7 +565,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         run_command(parser, args, argv)
-    except InputError as error:
+    except EvaluateError as error:
         parser.error(str(error.code))
 
 
