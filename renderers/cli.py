@@ -1,10 +1,11 @@
 """Command line: `python -m renderers gif ...` writes a GIF of a rollout, `python -m renderers play ...` lets a
-person play in a pygame window. Bad arguments exit with a usage message before any work is done."""
+person play in a pygame window. Bad arguments exit with one error line before any work is done."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import typing
 from collections.abc import Callable, Sequence
 
 from maxatar.settings import SETTINGS
@@ -37,10 +38,17 @@ def bounded(kind: Callable, low, high=None) -> Callable[[str], object]:
     return parse
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with a mistake reported as one `error:` line and where to look, not the whole usage first."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The `gif` and `play` subcommands, each checking its arguments up front so a bad one fails before any
     compile."""
-    parser = argparse.ArgumentParser(prog="python -m renderers", description=__doc__)
+    parser = Parser(prog="python -m renderers", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
     gif = commands.add_parser("gif", help="render a rollout (one jitted scan) and write it as a GIF")
@@ -136,4 +144,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The command line entry point (`python -m renderers`); `argv` lets tests call it in process."""
     parser = build_parser()
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    return args.run(args.subparser, args)  # errors print the subcommand's usage
+    return args.run(args.subparser, args)  # errors name the subcommand

@@ -355,7 +355,8 @@ def test_cli_rejects_bad_arguments(tmp_path, capsys, change, message):
     options = {"--env": "maxatar/Doors-v0", "--steps": "5", "--out": "{tmp}/x.gif", **change}
     args = ["gif"] + [item.format(tmp=tmp_path) for pair in options.items() for item in pair]
     err = gif_error(args, capsys)
-    assert message in err and "usage: python -m renderers gif" in err
+    assert message in err and err.startswith("python -m renderers gif: error:") and err.count("\n") == 1
+    assert "(see python -m renderers gif --help)" in err
     assert not list(tmp_path.glob("*.gif"))
 
 
