@@ -39,6 +39,7 @@ from jax.sharding import Mesh
 from maxatar import sharding
 from maxatar_agents import artifacts, checkpoint, configs, grid, runner, tracking
 from maxatar_agents.configs import (
+    Parser,
     canonical_env_id,
     config_diff,
     config_error_text,
@@ -72,13 +73,6 @@ def _metavar(kind: Any) -> str:
     text = str(kind).replace("typing.", "").replace("<class '", "").replace("'>", "")
     text = text.replace("tuple[int, ...]", "INT,INT,...").replace(" | None", "|none")
     return text.upper().replace("|NONE", "|none")
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse, with a mistake reported as one `error:` line and where to look, not the whole usage first."""
-
-    def error(self, message: str) -> typing.NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser(algorithm: str, module) -> argparse.ArgumentParser:

@@ -4,6 +4,7 @@ summaries describe a config the same way whatever the algorithm."""
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import functools
 import json
@@ -17,6 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import maxatar
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with a mistake reported as one `error:` line and where to look, not the whole usage first."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def field_types(config_cls: type) -> dict[str, Any]:

@@ -54,7 +54,6 @@ import math
 import os
 import re
 import sys
-import typing
 import zlib
 from pathlib import Path
 
@@ -62,6 +61,7 @@ import numpy as np
 
 from maxatar.machine import machine_now
 from maxatar.registry import MINATAR_GAMES as GAMES
+from maxatar_agents.configs import Parser
 from maxatar_agents.published import MINATAR_DQN
 
 # --- configuration ---
@@ -81,13 +81,6 @@ RANDOM_MAX_STEPS = 10_000
 MINATAR_SETTING = "MinAtar's: sticky actions 0.1, difficulty ramping, full action set"
 MAX_EPISODES = 65_536  # --measure-random's episodes per game, all in parallel
 MAX_BOOTSTRAP = 1_000_000  # samples per interval: each holds a float per run, in several arrays at once
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse, with a mistake reported as one `error:` line (as the agents' command line does)."""
-
-    def error(self, message: str) -> typing.NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 class EvaluateError(SystemExit):

@@ -43,9 +43,10 @@ import numpy as np
 from maxatar import sharding
 from maxatar_agents import artifacts, interrupts, runner, tracking
 from maxatar_agents import study as study_storage
-from maxatar_agents.cli import EXIT_INTERRUPTED, Parser
+from maxatar_agents.cli import EXIT_INTERRUPTED
 from maxatar_agents.configs import (
     ConfigError,
+    Parser,
     config_error_text,
     config_to_dict,
     default_preset,
