@@ -17,8 +17,9 @@ whole training run as one jitted program and can be vmapped over seeds. What the
 * `runner`, `artifacts`, `cli`: one interval at a time with checkpoints, the files a run writes, and the
   command line generated from each `Config`;
 * `grid`: sweeps of float hyperparameters trained in the same vmapped program as the seeds;
-* `sweep`, `study`, `tracking`: the Optuna driver (`python -m maxatar_agents.sweep`), its study storage, and
-  MLflow / TensorBoard logging (`--track`).
+* `sweep`, `study`, `tracking`, `redaction`: the Optuna driver (`python -m maxatar_agents.sweep`), its study
+  storage, MLflow / TensorBoard logging (`--track`), and the passwords of their URLs kept out of what they print
+  and write.
 
     python -m maxatar_agents.pqn --env maxatar/Breakout-v0 --seeds 4 --out runs/breakout
 

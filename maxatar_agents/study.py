@@ -1,16 +1,20 @@
 """Where an Optuna study lives: its storage (SQLite on one machine, a server database shared by workers, with
-heartbeats that let a live worker fail and re-queue a dead worker's trial), opening it when workers race, the
-setting every trial of a study shares, and the trials that count towards `--total-trials`. The sweep's driver
-(`sweep`) runs trials on it."""
+heartbeats that let a live worker fail and re-queue a dead worker's trial, and calls that wait out a database
+restart), opening it when workers race, the setting every trial of a study shares, and the trials that count
+towards `--total-trials`. The sweep's driver (`sweep`) runs trials on it."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import sys
+import threading
 import time
 import warnings
 from typing import Any
 
 from maxatar_agents.configs import config_to_dict
+from maxatar_agents.redaction import one_line, redact
 
 # Seconds between a running trial's heartbeats in a server database (`--heartbeat`; SQLite: none unless asked
 # for). A trial whose heartbeat is older than twice that is stale: the next worker to start a trial marks it
@@ -21,6 +25,12 @@ STALE_RETRIES = 2
 
 class SweepError(ValueError):
     """Bad input to the sweep (options, search space, storage); the command line prints it as `error: ...`."""
+
+
+class StorageLost(BaseException):
+    """The server database stayed out of reach longer than a worker waits for it (`reconnect_seconds`). Not an
+    Exception, as Ctrl-C is not: it passes through Optuna's handling of a failed trial, which would only ask the
+    lost database again (and end with an error of its own)."""
 
 
 def require_optuna():
@@ -41,13 +51,26 @@ def heartbeat_seconds(storage: str, heartbeat: int | None) -> int:
     return heartbeat
 
 
+def is_server(storage: str) -> bool:
+    """Whether the storage URL names a database server (shared by machines; it may restart) rather than SQLite."""
+    return not storage.startswith("sqlite")
+
+
+def reconnect_seconds(heartbeat: int) -> int:
+    """How long a worker waits for a server database that stopped answering (a restart, a network cut) before it
+    stops: its heartbeat interval (`DEFAULT_HEARTBEAT` without one). A trial whose worker waited that long has a
+    heartbeat at most twice that old when the database is back, so no other worker takes it for dead."""
+    return heartbeat or DEFAULT_HEARTBEAT
+
+
 def make_storage(storage: str, heartbeat: int = 0):
     """Optuna's RDB storage for the database URL `storage`. With `heartbeat` (seconds), each running trial
     records a heartbeat that often, and a trial whose heartbeat is older than twice that (its worker died)
     is marked failed by the next worker that starts a trial and queued again with the same parameters (up to
-    `STALE_RETRIES` times), instead of staying RUNNING forever."""
+    `STALE_RETRIES` times), instead of staying RUNNING forever. On a server database, a call that loses the
+    connection is tried again for up to `reconnect_seconds` (`reconnecting_storage`)."""
     optuna = require_optuna()
-    if not heartbeat:
+    if not heartbeat and not is_server(storage):
         return storage  # Optuna makes the storage itself, as before heartbeats
     retry = getattr(optuna.storages, "RetryHeartbeatStaleTrialCallback", None)  # Optuna >= 4.9's name
     keyword = "failed_trial_callback" if retry is None else "heartbeat_stale_trial_callback"
@@ -67,11 +90,99 @@ def make_storage(storage: str, heartbeat: int = 0):
             file=sys.stderr,
         )
 
+    if not heartbeat:
+        return reconnecting_storage()(storage, engine_kwargs={"pool_pre_ping": True})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        return optuna.storages.RDBStorage(
-            storage, heartbeat_interval=heartbeat, grace_period=2 * heartbeat, **{keyword: retry_and_say}
+        kind, options = optuna.storages.RDBStorage, {}
+        if is_server(storage):  # pool_pre_ping: a connection the database closed (a restart) is replaced
+            kind, options = reconnecting_storage(), {"engine_kwargs": {"pool_pre_ping": True}}
+        return kind(
+            storage, heartbeat_interval=heartbeat, grace_period=2 * heartbeat, **{keyword: retry_and_say}, **options
         )
+
+
+@functools.cache
+def reconnecting_storage() -> type:
+    """Optuna's `RDBStorage` whose calls wait out a database that stopped answering: a call whose connection
+    failed is tried again with backoff (0.25 s doubling to 4 s) while the outage (which every thread's calls
+    share) has lasted less than `reconnect_seconds(heartbeat)`, saying in one line that the database is out of
+    reach and then that it is back. Past that, the call (and every later one) raises `StorageLost`; the
+    heartbeat's thread then records nothing more, and leaves the loss to the worker's own next call. Opening
+    the storage is not tried again: a wrong URL is reported at once."""
+    optuna = require_optuna()
+
+    class ReconnectingStorage(optuna.storages.RDBStorage):
+        def __init__(self, url: str, **kwargs: Any):
+            super().__init__(url, **kwargs)
+            self.wait_seconds = reconnect_seconds(kwargs.get("heartbeat_interval") or 0)
+            self.down_since: float | None = None
+            self.lost = threading.Event()
+
+        def retried(self, method, *args, **kwargs):
+            pause = 0.25
+            while not self.lost.is_set():
+                try:
+                    result = method(self, *args, **kwargs)
+                except Exception as error:
+                    if not _connection_failed(error):
+                        raise
+                    now = time.monotonic()
+                    if self.down_since is None:
+                        self.down_since = now
+                        print(
+                            f"sweep: the database {redact(self.url)} is out of reach ({_reason(error)}); trying "
+                            f"again for up to {self.wait_seconds} s",
+                            file=sys.stderr,
+                        )
+                    if now - self.down_since >= self.wait_seconds:
+                        self.reason = _reason(error)
+                        self.lost.set()
+                        break
+                    self.lost.wait(min(pause, self.down_since + self.wait_seconds - now))
+                    pause = min(2 * pause, 4.0)
+                    continue
+                if self.down_since is not None:
+                    print(
+                        f"sweep: the database is back after {time.monotonic() - self.down_since:.1f} s",
+                        file=sys.stderr,
+                    )
+                    self.down_since = None
+                return result
+            raise StorageLost(
+                f"lost the database {redact(self.url)}: out of reach for {self.wait_seconds} s ({self.reason})"
+            )
+
+        def record_heartbeat(self, trial_id: int) -> None:
+            with contextlib.suppress(StorageLost):  # the heartbeat's thread: the worker's next call reports it
+                self.retried(optuna.storages.RDBStorage.record_heartbeat, trial_id)
+
+    def retrying(method):
+        return functools.wraps(method)(lambda self, *args, **kwargs: self.retried(method, *args, **kwargs))
+
+    for name, method in vars(optuna.storages.RDBStorage).items():  # its calls, which reach the database
+        public = not name.startswith("_") or name == "_get_stale_trial_ids"
+        if public and callable(method) and name not in vars(ReconnectingStorage):
+            setattr(ReconnectingStorage, name, retrying(method))
+    return ReconnectingStorage
+
+
+def _connection_failed(error: BaseException) -> bool:
+    """Whether a storage error is a lost or refused connection (SQLAlchemy's OperationalError or
+    InterfaceError, which Optuna wraps in a StorageInternalError), rather than a query's own."""
+    from sqlalchemy.exc import InterfaceError, OperationalError
+
+    while error is not None and not isinstance(error, OperationalError | InterfaceError):
+        error = error.__cause__
+    return error is not None
+
+
+def _reason(error: BaseException) -> str:
+    """The driver's first line of a lost connection's error (`connection refused`, `server closed the
+    connection unexpectedly`), redacted."""
+    while error.__cause__ is not None:
+        error = error.__cause__
+    return one_line(error).split(": ", 1)[-1]
 
 
 def load_study(storage: str, study_name: str, sampler, pruner, heartbeat: int = 0):
@@ -93,10 +204,10 @@ def load_study(storage: str, study_name: str, sampler, pruner, heartbeat: int = 
             )
         except SQLAlchemyError as error:  # e.g. another worker created the same table or study just now
             if attempt == 2 or not _raced(error):
-                raise SweepError(f"--storage {storage!r}: Optuna cannot open it: {error}") from None
+                raise SweepError(f"--storage {redact(storage)!r}: Optuna cannot open it: {one_line(error)}") from None
             time.sleep(0.5 + attempt)
         except (ValueError, ImportError) as error:
-            raise SweepError(f"--storage {storage!r}: Optuna cannot open it: {error}") from None
+            raise SweepError(f"--storage {redact(storage)!r}: Optuna cannot open it: {one_line(error)}") from None
     raise AssertionError("unreachable")
 
 
@@ -125,8 +236,8 @@ def check_same_setting(study, base: Any, searched: dict, seeds: int, storage: st
         flags = {"total_steps": "--total-steps", "env_id": "--env", "seeds": "--seeds"}
         what = ", ".join(f"{flags.get(k, k)} {recorded.get(k)!r} -> {setting.get(k)!r}" for k in changed)
         raise SweepError(
-            f"study {study.study_name!r} in {storage} was run with another setting ({what}); its trials would not "
-            "compare: give the same options, or start another study with --study-name (or another --out)"
+            f"study {study.study_name!r} in {redact(storage)} was run with another setting ({what}); its trials would "
+            "not compare: give the same options, or start another study with --study-name (or another --out)"
         )
     if SETTING_ATTR not in study.user_attrs:
         study.set_user_attr(SETTING_ATTR, setting)

@@ -32,6 +32,7 @@ import dataclasses
 import json
 import logging
 import os
+import shutil
 import sys
 import time
 import warnings
@@ -56,9 +57,11 @@ from maxatar_agents.configs import (
     parse_value,
 )
 from maxatar_agents.interrupts import stops_like_ctrl_c
+from maxatar_agents.redaction import redact
 from maxatar_agents.registry import AGENT_MODULES, agent_module
 from maxatar_agents.study import (
     DEFAULT_HEARTBEAT,
+    StorageLost,
     SweepError,
     check_same_setting,
     fail_stale_trials,
@@ -69,6 +72,7 @@ from maxatar_agents.study import (
 )
 
 PRUNERS = ("hyperband", "median", "none")
+EXIT_STORAGE_LOST = 75  # sysexits' EX_TEMPFAIL, "try again later": the server database stayed out of reach
 
 
 class InvalidTrial(Exception):
@@ -191,9 +195,11 @@ class Objective:
         self.space, self.seeds, self.out, self.parent = space, seeds, out, parent
         self.hints = field_types(agent_module(algorithm).Config)
         self.total = total  # --total-trials
+        self.running: int | None = None  # the trial this worker runs, from its start until Optuna records its end
 
     def __call__(self, trial) -> float:
         optuna = require_optuna()
+        self.running = trial.number
         if self.total is not None and trials_held(trial.study, before=trial.number) >= self.total:
             trial.study.stop()
             raise StudyFull(f"the study already holds its {self.total} trials (--total-trials); trial not run")
@@ -338,25 +344,29 @@ def optimize(
         raise SweepError(config_error_text(error)) from None
     searched = load_space(algorithm, space, base)
     out = Path(out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise SweepError(f"cannot create --out {str(out)!r}: {error}") from None
     storage = storage or f"sqlite:///{(out / 'study.db').resolve()}"
     heartbeat = heartbeat_seconds(storage, heartbeat)
     study_name = study_name or f"{algorithm}-{base.env_id.split('/')[-1]}"
     sampler = optuna.samplers.TPESampler(seed=sampler_seed)
     num_intervals = module.make_program(base).schedule.num_intervals
-    study = load_study(storage, study_name, sampler, make_pruner(pruner, num_intervals), heartbeat)
-    check_same_setting(study, base, searched, seeds, storage)
-
     seed_list = list(range(first_seed, first_seed + seeds))
     settings = {"algorithm": algorithm, "study_name": study_name, "trials": trials, "pruner": str(pruner)}
-    settings.update(total_trials=total_trials, heartbeat=heartbeat)
-    try:  # a tracker that cannot start stops the sweep; one that fails later is a warning (`tracking.Guarded`)
+    settings.update(total_trials=total_trials, heartbeat=heartbeat, storage=redact(storage))
+    made_out = not out.exists()
+    # The tracking URI is checked first (a tracker that cannot start stops the sweep; one that fails later is a
+    # warning, `tracking.Guarded`), then the storage; a sweep that cannot start leaves no --out of its own.
+    try:
         parent = tracking.guarded(tracking.make_tracker(track, track_uri, out, name=study_name), track)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise SweepError(f"cannot create --out {str(out)!r}: {error}") from None
+        study = load_study(storage, study_name, sampler, make_pruner(pruner, num_intervals), heartbeat)
+        check_same_setting(study, base, searched, seeds, storage)
         parent.start(base, preset, seed_list, extra={**settings, "space": json.dumps(searched)})
-    except ValueError as error:
+    except ValueError as error:  # a SweepError too
+        if made_out:
+            shutil.rmtree(out, ignore_errors=True)
         raise SweepError(str(error)) from None
     objective = Objective(algorithm, base.env_id, preset, fixed, searched, seed_list, out, parent, total_trials)
 
@@ -365,6 +375,7 @@ def optimize(
         an interrupted study leaves what its finished trials found; and the parent run's view of the study,
         each completed trial's value and the best so far (a pruned trial carries its last reported value,
         but only completed trials count for the best)."""
+        objective.running = None  # Optuna recorded its end
         write_results(study, algorithm, out, plots=False)
         interrupts.check()  # between trials: a Ctrl-C whose KeyboardInterrupt was lost
         if trial.state == optuna.trial.TrialState.COMPLETE:
@@ -401,11 +412,25 @@ def optimize(
         if isinstance(error, KeyboardInterrupt):
             with contextlib.suppress(Exception):  # the interrupted trial counted (as failed) in summary.json
                 write_results(study, algorithm, out, plots=False)
+        if isinstance(error, StorageLost):
+            raise StorageLost(f"{error}; {trial_left(objective.running, heartbeat)}") from None
         raise
     summary = write_results(study, algorithm, out)
     parent.log_artifacts([out / name for name in ("summary.json", "best_preset.json", "history.png", "importance.png")])
     parent.finish({k: v for k, v in summary.items() if k in ("best_value", "best_trial")})
     return study
+
+
+def trial_left(number: int | None, heartbeat: int) -> str:
+    """What becomes of the trial a worker that lost its database was running (`StorageLost`)."""
+    if number is None:
+        return "no trial of this worker was running"
+    if not heartbeat:
+        return f"its trial {number} stays RUNNING there (without --heartbeat, no worker fails it)"
+    return (
+        f"its trial {number} stays RUNNING there until, once the database is back, a worker that starts a trial "
+        f"more than {2 * heartbeat} s after the trial's last heartbeat marks it failed and runs it again"
+    )
 
 
 @contextlib.contextmanager
@@ -521,7 +546,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--storage",
         help="Optuna storage URL (default sqlite:///OUT/study.db, for one machine; for several, a server "
-        "database: postgresql+psycopg://USER:PASSWORD@HOST/DB, mysql://...)",
+        "database: postgresql+psycopg://USER:PASSWORD@HOST/DB, mysql://...; its password is never printed)",
     )
     parser.add_argument(
         "--heartbeat",
@@ -529,7 +554,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="a running trial's heartbeat in the database; one silent for twice that (its worker died) is "
         f"failed by the next worker and run again (default {DEFAULT_HEARTBEAT} for a server database, 0 (none) "
-        "for SQLite)",
+        "for SQLite). A worker waits out a server database that stops answering (a restart) for up to this "
+        f"long ({DEFAULT_HEARTBEAT} s with 0), then stops with exit status {EXIT_STORAGE_LOST}",
     )
     parser.add_argument("--study-name", help="the study in the storage (default ALGO-ENV)")
     parser.add_argument(
@@ -589,6 +615,9 @@ def main(argv: list[str] | None = None):
     except SweepError as error:
         print(f"python -m maxatar_agents.sweep: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+    except StorageLost as error:
+        print(f"python -m maxatar_agents.sweep: error: {error}", file=sys.stderr)
+        raise SystemExit(EXIT_STORAGE_LOST) from None
     except KeyboardInterrupt:
         print(
             f"\npython -m maxatar_agents.sweep: interrupted; the study keeps its finished trials and "

@@ -34,12 +34,15 @@ from pathlib import Path
 from typing import Any
 
 from maxatar_agents.configs import config_to_dict
+from maxatar_agents.redaction import one_line, redact
 
 KINDS = ("mlflow", "tensorboard")
 RUN_FILE = "tracking.json"  # in the run directory: the MLflow run that --resume continues
 DEFAULT_EXPERIMENT = "maxatar"
 STATUSES = ("FINISHED", "KILLED", "FAILED")  # MLflow's words: completed, interrupted (or pruned), crashed
 PROBE_SECONDS = 5.0  # how long a remote MLflow server has to accept a connection when a run starts
+# The port of a tracking URI that names none, by scheme (MLflow's server, or the database of its SQL store).
+DEFAULT_PORTS = {"http": 80, "https": 443, "postgresql": 5432, "mysql": 3306, "mssql": 1433}
 # MLflow's HTTP retries while a run logs (its defaults retry for about four minutes, the run waiting) and when
 # it starts (where the connection probe has already found the server); variables the user set win.
 HTTP_LIMITS = {
@@ -128,13 +131,6 @@ class Guarded(Tracker):
 def guarded(tracker: Tracker, label: str | None) -> Tracker:
     """`tracker` behind a `Guarded` (a tracker that records nothing as it is)."""
     return tracker if label is None or type(tracker) is Tracker else Guarded(tracker, label)
-
-
-def one_line(error: BaseException, limit: int = 300) -> str:
-    """An error as one short line: its type and the first line of its message."""
-    text = str(error).strip().splitlines()
-    text = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def warn(line: str) -> None:
@@ -226,20 +222,34 @@ def _http_limits(limits: dict[str, str]):
 
 
 def _probe_server(uri: str) -> None:
-    """For an http(s) tracking URI, a ValueError unless its host accepts a connection within `PROBE_SECONDS`
-    (MLflow's own client would retry for minutes first)."""
+    """For a tracking URI on a server (http(s), or a database: `DEFAULT_PORTS`), a ValueError unless its host
+    accepts a connection within `PROBE_SECONDS` (MLflow's own client would retry for minutes first)."""
     parts = urllib.parse.urlsplit(uri)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    scheme = parts.scheme.split("+")[0]  # postgresql+psycopg: the database, through a driver
+    if scheme not in DEFAULT_PORTS or not parts.hostname:
         return
-    port = parts.port or (443 if parts.scheme == "https" else 80)
+    port = parts.port or DEFAULT_PORTS[scheme]
     try:
         with socket.create_connection((parts.hostname, port), timeout=PROBE_SECONDS):
             pass
     except OSError as error:
         reason = f"no answer within {PROBE_SECONDS:g} s" if isinstance(error, TimeoutError) else error.strerror
+        server = "MLflow server" if scheme.startswith("http") else f"{scheme} server"
         raise ValueError(
-            f"--track-uri {uri!r}: no MLflow server at {parts.hostname}:{port} ({reason or error})"
+            f"--track-uri {redact(uri)!r}: no {server} at {parts.hostname}:{port} ({reason or error})"
         ) from None
+
+
+def _check_directory(what: str, path: Path) -> None:
+    """A ValueError unless `path` (`what` it is, for the message) is a directory, or one that can be made (its
+    nearest existing parent is a writable directory)."""
+    existing = Path(path).absolute()
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"{what} {str(path)!r}: {str(existing)!r} is a file, where a directory is needed")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"{what} {str(path)!r}: the directory {str(existing)!r} is not writable")
 
 
 def _mlflow_uri(uri: str) -> str:
@@ -261,13 +271,15 @@ class MlflowTracker(Tracker):
             os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
         self.mlflow = _import("mlflow", "mlflow")
         self.entities = _import("mlflow.entities", "mlflow")
+        if self.uri.startswith("file:"):
+            _check_directory("--track-uri", Path(urllib.parse.unquote(urllib.parse.urlsplit(self.uri).path)))
         _probe_server(self.uri)
         try:
             with _http_limits(HTTP_LIMITS_AT_START):
                 self.client = self.mlflow.MlflowClient(tracking_uri=self.uri)
                 self.experiment_id = self._experiment()
-        except self.mlflow.exceptions.MlflowException as error:
-            raise ValueError(f"--track-uri {uri!r}: MLflow cannot use it: {one_line(error)}") from None
+        except Exception as error:  # MLflow's own, or its store's (a database's, a file system's)
+            raise ValueError(f"--track-uri {redact(uri)!r}: MLflow cannot use it: {one_line(error)}") from None
         self.run_id: str | None = None
         self.logged_through: dict[str, int] = {}  # see log_values
 
@@ -287,7 +299,7 @@ class MlflowTracker(Tracker):
         if path is None or not path.is_file():
             return None
         saved = json.loads(path.read_text()).get("mlflow", {})
-        if saved.get("tracking_uri") != self.uri:
+        if saved.get("tracking_uri") not in (self.uri, redact(self.uri)):  # as written before, or now
             return None
         try:
             return self.client.get_run(saved["run_id"]).info.run_id
@@ -312,7 +324,7 @@ class MlflowTracker(Tracker):
         params = [self.entities.Param(k, v) for k, v in _params(config, preset, seeds, extra).items()]
         self.client.log_batch(self.run_id, params=params)
         if self.run_dir is not None:
-            record = {"mlflow": {"tracking_uri": self.uri, "run_id": self.run_id}}
+            record = {"mlflow": {"tracking_uri": redact(self.uri), "run_id": self.run_id}}
             (self.run_dir / RUN_FILE).write_text(json.dumps(record, indent=1))
 
     def log_values(self, step, values):
@@ -378,10 +390,7 @@ class TensorBoardTracker(Tracker):
         self.logdir = Path(logdir)
         self.proto = _import("tensorboard.compat.proto.summary_pb2", "tensorboard")
         self.events = _import("tensorboard.compat.proto.event_pb2", "tensorboard")
-        try:
-            self.logdir.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise ValueError(f"--track-uri: cannot create the log directory {str(logdir)!r}: {error}") from None
+        _check_directory("the TensorBoard log directory", self.logdir)  # made when the run starts
         self.writer = None
         self.step = 0
         self.logged_through: dict[str, int] = {}  # see log_values
@@ -397,6 +406,10 @@ class TensorBoardTracker(Tracker):
     def start(self, config, preset, seeds, *, resume=False, extra=None):
         from tensorboard.plugins.hparams.summary_v2 import hparams_pb
 
+        try:
+            self.logdir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ValueError(f"cannot create the TensorBoard log directory {str(self.logdir)!r}: {error}") from None
         if resume:
             self.logged_through = self._last_scalar_steps()
         self.writer = EventWriter(self.logdir, self.events)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import time
 import warnings
 
@@ -19,7 +20,9 @@ import pytest
 from mlflow import MlflowClient
 
 from maxatar_agents import cli, pqn, sweep
+from maxatar_agents import study as study_storage
 from maxatar_agents.configs import config_from_dict, make_config, preset_values
+from maxatar_agents.redaction import redact
 from maxatar_agents.study import make_storage
 from tests.test_tracking import INTERVALS, TINY
 
@@ -264,6 +267,7 @@ def test_workers_racing_to_create_the_database_try_again(tmp_path, monkeypatch):
         raise OperationalError("connect", {}, Exception("connection refused"))
 
     monkeypatch.setattr(optuna, "create_study", unreachable)
+    monkeypatch.setattr(study_storage, "make_storage", lambda url, heartbeat: url)  # which would connect to it first
     with pytest.raises(sweep.SweepError, match="Optuna cannot open it: .*connection refused"):
         sweep.load_study("postgresql+psycopg://nowhere/optuna", "raced", None, None)
     assert len(attempts) == 3  # not tried again: a database that cannot be reached is the user's to fix
@@ -294,3 +298,39 @@ def test_sigterm_stops_a_sweep_as_ctrl_c_does(tmp_path, monkeypatch, stray_sigte
     with pytest.raises(KeyboardInterrupt):
         sweep.main(["--algo", "pqn", "--out", str(tmp_path), "--trials", "1"])
     assert signal.getsignal(signal.SIGTERM) is stray_sigterm_fails
+
+
+def test_redact_hides_the_passwords_of_urls_and_of_messages_that_quote_them():
+    assert redact("postgresql+psycopg://alice:s3cret@db:5432/optuna") == "postgresql+psycopg://alice:***@db:5432/optuna"
+    assert redact("mysql://u:p@ss@db/optuna?ssl=1") == "mysql://u:***@db/optuna?ssl=1"  # to the last @ of the host
+    assert redact("https://h/x?a=1&password=abc&api_token=t0k#f") == "https://h/x?a=1&password=***&api_token=***#f"
+    said = "API request to http://alice:s3cret@127.0.0.1:9/api/2.0/x?name=a failed"
+    assert redact(said) == "API request to http://alice:***@127.0.0.1:9/api/2.0/x?name=a failed"
+    for plain in ("postgresql://postgres@db/optuna", "http://host:8080/x", "sqlite:////tmp/a.db", "./mlruns"):
+        assert redact(plain) == plain
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["--storage", "postgresql+psycopg://alice:s3cret@127.0.0.1:{port}/optuna"], "Optuna cannot open it"),
+        (["--track", "mlflow", "--track-uri", "http://alice:s3cret@127.0.0.1:{port}"], "no MLflow server"),
+        (["--track", "mlflow", "--track-uri", "{file}"], "is a file, where a directory is needed"),
+        (["--track", "tensorboard", "--track-uri", "{file}"], "is a file, where a directory is needed"),
+    ],
+)
+def test_a_storage_or_tracking_uri_that_fails_is_one_line_without_its_password_and_leaves_nothing(
+    tmp_path, capsys, argv, said
+):
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (tmp_path / "file").write_text("not a directory")
+    argv = [arg.format(port=port, file=tmp_path / "file") for arg in argv]
+    out = tmp_path / "sweep"
+    with pytest.raises(SystemExit) as stop:
+        sweep.main(["--algo", "pqn", "--env", "maxatar/CartPole-v1", "--out", str(out), "--trials", "1", *argv])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and len(err.strip().splitlines()) == 1 and said in err, err
+    assert "s3cret" not in err and ("alice:***@127.0.0.1" in err or "s3cret" not in " ".join(argv))
+    assert not out.exists()
