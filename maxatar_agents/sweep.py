@@ -14,7 +14,9 @@ runs the command with the same server database URL (PostgreSQL, `postgresql+psyc
 `pip install "psycopg[binary]"`; MySQL: any URL Optuna's RDB storage accepts) works on the same study, which is
 how Optuna scales out: `--total-trials N` stops every worker once the study holds N trials between them, and a
 heartbeat (`--heartbeat`, on by default for a server database) lets the next worker fail the trial of a worker
-that died (kill -9, a lost machine) and run it again. At the end, OUT holds `best_preset.json` (the best trial's
+that died (kill -9, a lost machine) and run it again; a worker waits out a database restart of up to that long
+(`study.reconnecting_storage`), and past it stops with exit status 75. No password of a storage or tracking URL
+is printed or saved (`redaction`). At the end, OUT holds `best_preset.json` (the best trial's
 config, which `--preset OUT/best_preset.json` of the agents' command line accepts), `summary.json`, Optuna's
 `history.png` and `importance.png` (PED-ANOVA importance: numpy only, no scikit-learn) and, per trial,
 `trials/STUDY/trial-NNNN/metrics.csv` and `learning_curve.png`. With `--track`, one parent run holds a nested run

@@ -263,7 +263,7 @@ def test_a_database_restarted_mid_trial_within_the_heartbeat_costs_no_trial(tmp_
     process = worker(tmp_path, server.url, "restarted", "a", *options, sets=LONG, space=LONG_SPACE)
     mid_trial(process, server.url, "restarted", tmp_path / "a.log")
     server.stop()
-    time.sleep(1)
+    time.sleep(3)  # a restart of a few seconds (issue 55's ended the worker with an UnboundLocalError)
     server.start()
     printed = finished(process, tmp_path, "a")
     (trial,) = optuna.load_study(study_name="restarted", storage=server.url).trials
