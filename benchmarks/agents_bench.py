@@ -187,7 +187,7 @@ def bench_target(args) -> None:
     at the preset's last frame, or after `--minutes` of training."""
     module = agent_module(args.algo)
     path = args.out / "target.csv"
-    done = {(r["algo"], r["env"], int(r["seed"])) for r in read_rows(path)}
+    done = {(r["algo"], r["preset"], r["env"], int(r["seed"])) for r in read_rows(path)}
     for game in args.games:
         env_id, target = f"maxatar/{game}", MINATAR_DQN[game]
         preset = args.preset or default_preset(module, env_id)
@@ -200,7 +200,7 @@ def bench_target(args) -> None:
         compile_time = time.time() - start
         sched = parts["program"].schedule
         for seed in range(args.seeds):
-            if (args.algo, env_id, seed) in done:
+            if (args.algo, preset, env_id, seed) in done:
                 print(f"  seed {seed}: already in {path}")
                 continue
             state = jax.block_until_ready(parts["init"](jnp.stack([jax.random.PRNGKey(seed)])))
@@ -273,7 +273,8 @@ def bench_report(args) -> None:
     if target:
         lines += [
             "MinAtar games in MinAtar's setting (sticky actions 0.1, difficulty ramping, full action set), each "
-            "agent's default preset, one seed at a time on this CPU: minutes of training (compile excluded) until "
+            "agent's default preset (and PQN's `cpu` preset), one seed at a time on this CPU: minutes of training "
+            "(compile excluded) until "
             "the mean return of the last 100 training episodes reaches MinAtar's published DQN return "
             "(`python -m benchmarks.agents_bench target --algo ALGO --seeds N --minutes CAP`; a miss shows where "
             "its run stopped: the cap or the preset's last frame). pgx's PPO figure is its return after 20M frames "
@@ -284,10 +285,11 @@ def bench_report(args) -> None:
             "|---|---|---|---|---|---|---|---|",
         ]
         for game in GAMES:
-            for algo in AGENT_MODULES:
-                rows = [r for r in target if r["env"] == f"maxatar/{game}" and r["algo"] == algo]
-                if not rows:
-                    continue
+            runs = [(r["algo"], r["preset"]) for r in target if r["env"] == f"maxatar/{game}"]
+            for algo, preset in sorted(set(runs), key=lambda run: (list(AGENT_MODULES).index(run[0]), run[1])):
+                rows = [
+                    r for r in target if r["env"] == f"maxatar/{game}" and (r["algo"], r["preset"]) == (algo, preset)
+                ]
                 hits = [r for r in rows if r["reached"] == "True"]
                 minutes = [float(r["train_s"]) / 60 for r in hits]
                 frames = [int(r["frames"]) for r in hits]
@@ -299,7 +301,7 @@ def bench_report(args) -> None:
                     timing += f" (misses ended at {best:.1f} after {longest:.1f} min)"
                 to_target = f"{Spread.of(frames).median / 1e6:.2f}M" if hits else "-"
                 lines.append(
-                    f"| {game.split('-')[0]} | {algo.upper()} (`{rows[0]['preset']}`) | {len(hits)}/{len(rows)} | "
+                    f"| {game.split('-')[0]} | {algo.upper()} (`{preset}`) | {len(hits)}/{len(rows)} | "
                     f"{timing} | {to_target} | {fps:,.0f} | {MINATAR_DQN[game]} | {PGX_PPO[game]} |"
                 )
         lines += ["", f"Machine: {target[-1]['machine']}.", ""]

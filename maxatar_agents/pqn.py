@@ -66,6 +66,11 @@ class Config(on_policy.OnPolicyConfig):
 PRESETS: dict[str, dict[str, Any]] = {
     # purejaxql's MinAtar PQN, exactly the defaults above, for 10M frames.
     "minatar": dict(total_steps=10_000_000),
+    # MinAtar in a minute on a CPU: the same agent, tuned for time to MinAtar's DQN return on two cores. A 64-unit
+    # layer (the 1600 x 128 layer is most of the compute), 64 environments x 64 steps (Freeway's 2,500-step
+    # episodes, which all end together, end twice as often as with 128), and a 3M-frame run, so that exploration
+    # has ended by 300k frames. Profiles and every preset tried: benchmarks/results/agents/cpu_presets.md.
+    "cpu": dict(total_steps=3_000_000, num_envs=64, num_steps=64, hidden=(64,)),
     # The same from pixels: the game's RGB picture at 4 pixels per cell (40 x 40 x 3) through the pixel CNN
     # (`networks.PixelTorso`).
     "pixels": dict(total_steps=10_000_000, obs_type="rgb", obs_scale=4),
