@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import tracemalloc
 import zipfile
@@ -26,6 +27,8 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from maxatar_agents import checkpoint, cli, policies, runner
 
@@ -662,3 +665,94 @@ def test_loaders_open_only_regular_files_and_refuse_non_finite_weights(run, tmp_
     with pytest.raises(checkpoint.CheckpointError, match=re.escape(message)):
         policies.export_policy(run, tmp_path / "policy", 0, {})
     assert not (tmp_path / "policy" / META).exists()
+
+
+# --- the JSON's keys and metrics rows, as every loader reads them ---
+
+NOT_A_NUMBER = st.one_of(st.none(), st.booleans(), st.text(max_size=3), st.lists(st.integers(), max_size=2))
+
+
+@st.composite
+def damaged_rows(draw) -> tuple[callable, str]:
+    """An edit of a run's metrics rows that a runner never writes, and the words its error must have."""
+    kind = draw(st.sampled_from(["no key", "extra key", "not a number", "not a row"]))
+    index = draw(st.integers(0, 1))
+    key = draw(st.sampled_from(checkpoint.ROW_KEYS + ("loss",)))
+    if kind == "no key":
+        required = index == 0 and key in checkpoint.ROW_KEYS  # else rows[1] differs from rows[0]
+        return (lambda rows: rows[index].pop(key)), f"has no {key!r}" if required else f"differs in {key!r}"
+    if kind == "extra key":
+        name = draw(st.text("abcdefghij_", min_size=1, max_size=8).filter(lambda k: k not in ("loss", "seed")))
+        return (lambda rows: rows[index].__setitem__(name, 1)), f"differs in {name!r}"
+    if kind == "not a number":
+        value = draw(NOT_A_NUMBER)
+        return (lambda rows: rows[index].__setitem__(key, value)), f"rows[{index}][{key!r}] is {value!r}, not a number"
+    value = draw(NOT_A_NUMBER)
+    return (lambda rows: rows.__setitem__(index, value)), f"rows[{index}] is {value!r}, not a metrics row"
+
+
+@settings(max_examples=60, deadline=None)
+@given(damage=damaged_rows())
+def test_metrics_rows_a_runner_never_writes_are_refused_naming_the_file_and_the_key(base, damage):
+    edit, words = damage
+    meta = raw_meta(base)
+    edit(meta["rows"])
+    with tempfile.TemporaryDirectory() as directory:
+        write_meta(Path(directory), meta)
+        with pytest.raises(checkpoint.CheckpointError) as error:
+            checkpoint.read_meta(directory)
+    text = str(error.value)
+    assert text.startswith(f"{Path(directory) / META} is damaged: ") and words in text and "\n" not in text, text
+
+
+JSON_DAMAGE = {
+    "a row without recent_return": (lambda m: m["rows"][0].pop("recent_return"), "rows[0] has no 'recent_return'"),
+    "an unknown key": (lambda m: m.update(intervals_dne=1), "it has the unknown key(s) 'intervals_dne'"),
+    "no rows": (lambda m: m.pop("rows"), "it has no rows"),
+    "another env_id": (lambda m: m.update(env_id="maxatar/Breakout-v0"), "env_id is 'maxatar/Breakout-v0'"),
+    "an unknown config field": (lambda m: m["config"].update(lrr=1), "unknown config field(s) ['lrr']"),
+    "a final_eval without returns": (lambda m: m.update(final_eval={}), "its final_eval has no return_per_seed"),
+    "no seeds": (lambda m: m.pop("seeds"), "it has no seeds"),
+}
+
+
+def gif_of(directory: Path, tmp_path: Path) -> int:
+    from renderers.cli import main as renderers
+
+    out = tmp_path / "policy.gif"
+    try:
+        return renderers(["gif", "--env", "CartPole-v1", "--policy", str(directory), "--steps", "2", "--out", str(out)])
+    except SystemExit as stop:
+        return stop.code
+
+
+@pytest.mark.parametrize("case", [*JSON_DAMAGE, "NaN policy weights"])
+def test_every_loader_refuses_a_damaged_checkpoint_with_one_line_naming_file_and_key(run, case, tmp_path, capsys):
+    finished(run)  # so that the export gets as far as reading it
+    if case in JSON_DAMAGE:
+        edit, words = JSON_DAMAGE[case]
+        meta = raw_meta(run)
+        edit(meta)
+        write_meta(run, meta)
+        named = f"{run / META} is damaged: "
+    else:
+        nan_in_the_policy(run)
+        reseal(run)
+        named, words = f"{state_path(run)} is damaged or its run diverged", policy_leaf(run)
+    with pytest.raises(checkpoint.CheckpointError) as error:
+        policies.load_policy(run)
+    assert named in str(error.value) and words in str(error.value)
+    before = contents(run)
+    for front_end, status in [
+        ("python -m maxatar_agents.dqn", lambda: cli.main("dqn", ["--out", str(run), "--resume", "--no-progress"])),
+        ("python -m maxatar_agents.export", lambda: export(run, tmp_path / "policy")),
+        ("python -m renderers gif", lambda: gif_of(run, tmp_path)),
+    ]:
+        try:
+            code = status()
+        except SystemExit as stop:
+            code = stop.code
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1 and err.startswith(f"{front_end}: error: "), (front_end, err)
+        assert named in err and words in err, (front_end, err)
+    assert contents(run) == before and not (tmp_path / "policy.gif").exists() and not (tmp_path / "policy").exists()
