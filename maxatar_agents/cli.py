@@ -447,17 +447,43 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
             save()  # the last completed interval: resuming from it stays exact
         print(
             f"\ninterrupted after {progress.done * sched.frames_per_interval} frames per seed; checkpoint kept in "
-            f"{out}. Continue with: python -m maxatar_agents.{algorithm} --out {out} --resume",
+            f"{out}. Continue with: {resume_command(algorithm, out)}",
             file=sys.stderr,
         )
         tracker.finish(status="KILLED")
         raise SystemExit(EXIT_INTERRUPTED) from None
-    except Exception:
+    except Exception as error:
         tracker.finish(status="FAILED")
+        if isinstance(error, checkpoint.CheckpointError):  # a file of the run that could not be written
+            raise cannot_write(error, algorithm, out) from None
         raise
     if bar is not None:
         bar.close()
+    try:
+        return finish(args, plan, parts, progress, compile_time, mesh, save, tracker, out, lead)
+    except (checkpoint.CheckpointError, OSError) as error:
+        tracker.finish(status="FAILED")
+        raise cannot_write(error, algorithm, out) from None
 
+
+def resume_command(algorithm: str, out: Path) -> str:
+    return f"python -m maxatar_agents.{algorithm} --out {out} --resume"
+
+
+def cannot_write(error: Exception, algorithm: str, out: Path) -> checkpoint.CheckpointError:
+    """A file of the run that could not be written once training began (a full or read-only disk): one line
+    saying where its last checkpoint stands and how to continue from it."""
+    if isinstance(error, OSError):
+        error = f"could not write {error.filename or out}: {error.strerror or error}; the checkpoint in {out} is intact"
+    if not checkpoint.exists(out):
+        return checkpoint.CheckpointError(str(error))
+    return checkpoint.CheckpointError(f"{error}. Continue with: {resume_command(algorithm, out)}")
+
+
+def finish(args, plan, parts, progress, compile_time, mesh, save, tracker, out: Path, lead: bool) -> dict:
+    """The final evaluation, its checkpoint and the artefacts of a run whose intervals are done; returns the
+    summary (a sweep's: sweep.json's content)."""
+    sched = parts["program"].schedule
     returns = sharding.to_numpy(parts["evaluate"](progress.state))  # (runs, episodes)
     final_eval = artifacts.final_eval(returns)
     policy_path = save(final_eval)

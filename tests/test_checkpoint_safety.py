@@ -9,6 +9,7 @@ damaging files, by a process that dies (`os._exit`) in the middle of a save, by 
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import io
 import json
@@ -756,3 +757,50 @@ def test_every_loader_refuses_a_damaged_checkpoint_with_one_line_naming_file_and
         assert code == 2 and err.count("\n") == 1 and err.startswith(f"{front_end}: error: "), (front_end, err)
         assert named in err and words in err, (front_end, err)
     assert contents(run) == before and not (tmp_path / "policy.gif").exists() and not (tmp_path / "policy").exists()
+
+
+# --- a run that cannot write its metrics ---
+
+
+def unwritable_metrics(how: str):
+    def make(out: Path) -> None:
+        if how == "read-only":
+            (out / "metrics.csv").chmod(0o444)
+        else:  # what stops root too
+            (out / "metrics.csv").unlink()
+            (out / "metrics.csv").mkdir()
+
+    return make
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "a directory in its place",
+        pytest.param("read-only", marks=pytest.mark.skipif(os.geteuid() == 0, reason="root writes read-only files")),
+    ],
+)
+def test_a_run_that_cannot_write_its_metrics_stops_with_the_resume_command(tmp_path, monkeypatch, capsys, how):
+    out = tmp_path / "run"
+    damage = unwritable_metrics(how)
+
+    def after(done: int) -> None:
+        if done == 2:
+            damage(out)
+
+    monkeypatch.setattr(cli, "run", functools.partial(cli.run, on_interval=after))
+    with pytest.raises(SystemExit) as stop:
+        cli.main("dqn", [*ARGS, "--out", str(out), "--checkpoint-every", "1"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1, err
+    resume = f"python -m maxatar_agents.dqn --out {out} --resume"
+    assert f"could not write {out / 'metrics.csv'}: " in err and "the checkpoint of interval 3 of 4" in err, err
+    assert err.endswith(f"is intact. Continue with: {resume}\n"), err
+    assert checkpoint.read_meta(out)["intervals_done"] == 3 and not (out / checkpoint.LOCK_FILE).exists()
+    if (out / "metrics.csv").is_dir():
+        (out / "metrics.csv").rmdir()
+    else:
+        (out / "metrics.csv").chmod(0o644)
+    monkeypatch.undo()
+    cli.main("dqn", resume.split()[3:] + ["--no-progress"])  # the command it printed
+    assert len((out / "metrics.csv").read_text().splitlines()) == 1 + 4
