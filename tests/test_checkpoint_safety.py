@@ -17,6 +17,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -804,3 +805,46 @@ def test_a_run_that_cannot_write_its_metrics_stops_with_the_resume_command(tmp_p
     monkeypatch.undo()
     cli.main("dqn", resume.split()[3:] + ["--no-progress"])  # the command it printed
     assert len((out / "metrics.csv").read_text().splitlines()) == 1 + 4
+
+
+# --- Ctrl-C at any moment, in a real process ---
+
+ANNOUNCING = """
+import functools, sys
+from maxatar_agents import cli, runner
+
+compiled = runner.compiled
+def announce(*args):
+    print("compiling", file=sys.stderr, flush=True)
+    return compiled(*args)
+
+cli.compiled = announce
+cli.run = functools.partial(cli.run, on_interval=lambda done: print(f"interval {done}", file=sys.stderr, flush=True))
+cli.main("dqn", sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize("moment", ["compiling", "interval 2"])
+def test_ctrl_c_while_compiling_or_training_ends_with_one_line_and_status_130(tmp_path, moment):
+    """`python -m maxatar_agents.dqn` (announcing when it compiles and each interval it completes) gets SIGINT
+    then: once it ended in a segmentation fault while compiling."""
+    out = tmp_path / "run"
+    argv = [a for a in ARGS if a != "--total-steps" and a != "2000"] + ["--total-steps", "400000"]
+    argv += ["--set=log_points=400", "--checkpoint-every", "0", "--out", str(out)]
+    child = subprocess.Popen(
+        [sys.executable, "-c", ANNOUNCING, *argv], stderr=subprocess.PIPE, text=True, cwd=ROOT, env=os.environ
+    )
+    for line in child.stderr:
+        if line.startswith(moment):
+            child.send_signal(signal.SIGINT)
+            break
+    err = child.stderr.read()
+    assert child.wait(120) == cli.EXIT_INTERRUPTED, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    if moment == "compiling":
+        assert lines[0] == "interrupted while compiling, before any training" and not out.exists()
+    else:
+        assert lines[0].startswith("interrupted after ") and lines[0].endswith(f"--out {out} --resume"), err
+        assert checkpoint.read_meta(out)["intervals_done"] >= 2 and not (out / checkpoint.LOCK_FILE).exists()
+        policies.load_policy(out)  # whole
