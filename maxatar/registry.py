@@ -126,10 +126,19 @@ def make(env_id: str, setting: str = "minatar", **overrides) -> tuple[Environmen
         unknown = sorted(k for k in ctor_kwargs if k != "minimal_actions" and k not in takes)
         if not unknown:
             raise InputError(f"{env_id}: {error}") from None
-        accepted = ["setting", "full_action_space", "obs_type", "obs_scale", *sorted(param_fields), *takes]
-        raise InputError(f"{env_id}: unexpected argument(s) {unknown}; it takes {', '.join(accepted)}") from None
+        accepted = ", ".join(keywords(env_id))
+        raise InputError(f"{env_id}: unexpected argument(s) {unknown}; it takes {accepted}") from None
     env = with_obs_type(env, obs_type, obs_scale)
     return env, checked_params(env, param_overrides)
+
+
+def keywords(env_id: str) -> list[str]:
+    """The keywords `make(env_id, ...)` takes: the setting's, the observation's, the params' fields and the
+    environment constructor's own."""
+    cls = env_class(env_id)
+    takes = [p for p in inspect.signature(cls).parameters if p not in ("self", "minimal_actions")]
+    params = sorted(f.name for f in dataclasses.fields(cls.params_class))
+    return ["setting", "full_action_space", "obs_type", "obs_scale", *params, *takes]
 
 
 def checked_params(env: Environment, overrides: dict) -> EnvParams:

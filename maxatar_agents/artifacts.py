@@ -58,7 +58,13 @@ def save_progress(plan: Plan, sched: Schedule, progress: Progress, out: Path, fi
     if plan.sweep:
         meta["sweep"] = {name: list(values) for name, values in plan.sweep.items()}
     path = checkpoint.save(out, state, meta)
-    write_metrics(out / "metrics.csv", progress.rows)
+    try:
+        write_metrics(out / "metrics.csv", progress.rows)
+    except OSError as error:  # the rows are in the checkpoint just saved: a resume writes the file again
+        raise checkpoint.CheckpointError(
+            f"could not write {out / 'metrics.csv'}: {error.strerror or error}; the checkpoint of interval "
+            f"{progress.done} of {sched.num_intervals} in {out} is intact"
+        ) from None
     return path
 
 

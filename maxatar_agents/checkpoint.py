@@ -69,6 +69,12 @@ LEARNER = ".learner"  # the prefix of the learner's leaves (`program.TrainState.
 # This module's temporary files (`_write_temp`), and those of earlier versions.
 _TEMPORARY = re.compile(r"\.checkpoint\.(npz|json)\.\d+-[0-9a-f]+\.tmp|checkpoint\.(npz|json)\.tmp")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+# The keys of checkpoint.json (`artifacts.save_progress`, `policies.export_policy`), and those every metrics row has.
+_FIELDS = (
+    "format", "algorithm", "env_id", "config", "preset", "seeds", "intervals_done", "num_intervals", "frames_done",
+    "wall_time", "rows", "final_eval", "sweep", "policy_only", "record", "state_file", "state_sha256",
+)  # fmt: skip
+ROW_KEYS = ("seed", "frames", "recent_return", "wall_time")
 _CHUNK = 1 << 20
 MAX_JSON = 1 << 30  # a checkpoint's JSON (its metrics rows grow with intervals x runs) is read whole, up to this
 # What reading a damaged zip of .npy files raises (zipfile: RuntimeError for an encrypted member, its subclass
@@ -466,6 +472,11 @@ def _check_fields(meta: dict[str, Any], file: Path) -> None:
         if name in meta and not (_is_int(meta[name]) and meta[name] >= low):
             raise damaged(f"{name} is {meta[name]!r}, not a whole number >= {low}")
 
+    unknown = sorted(set(meta) - set(_FIELDS))
+    if unknown:
+        raise damaged(
+            f"it has the unknown key(s) {', '.join(map(repr, unknown))}; a checkpoint has {', '.join(_FIELDS)}"
+        )
     types = {"env_id": str, "config": dict, "rows": list, "policy_only": bool, "record": dict, "sweep": dict}
     for name, kind in types.items():
         if name in meta and not isinstance(meta[name], kind):
@@ -485,11 +496,11 @@ def _check_fields(meta: dict[str, Any], file: Path) -> None:
     wall = meta.get("wall_time")
     if "wall_time" in meta and not (_is_number(wall) and math.isfinite(wall) and wall >= 0):
         raise damaged(f"wall_time is {wall!r}, not a number of seconds")
-    if "rows" in meta and not all(isinstance(row, dict) for row in meta["rows"]):
-        raise damaged("rows is not a list of metrics rows")
     for name, values in meta.get("sweep", {}).items():
         if not (isinstance(values, list) and values and all(_is_number(v) for v in values)):
             raise damaged(f"the sweep's values of {name} are {values!r}, not a list of numbers")
+    if "rows" in meta:
+        _check_rows(meta["rows"], [*meta.get("sweep", {}), *ROW_KEYS], damaged)
     final = meta.get("final_eval")
     if final is not None:
         if not isinstance(final, dict):
@@ -499,6 +510,8 @@ def _check_fields(meta: dict[str, Any], file: Path) -> None:
             isinstance(per_seed, list) and per_seed and all(_is_number(r) for r in per_seed)
         ):
             raise damaged(f"final_eval's return_per_seed is {per_seed!r}, not a list of numbers")
+        if "return_mean" in final and not _is_number(final["return_mean"]):
+            raise damaged(f"final_eval's return_mean is {final['return_mean']!r}, not a number")
         if isinstance(per_seed, list) and isinstance(seeds, list) and len(per_seed) != _num_runs(meta):
             raise damaged(f"final_eval has {len(per_seed)} returns per seed for {_num_runs(meta)} runs")
     if "state_file" in meta or "state_sha256" in meta:
@@ -507,6 +520,26 @@ def _check_fields(meta: dict[str, Any], file: Path) -> None:
             raise damaged(f"state_file is {name!r}, not the name of a checkpoint's array file")
         if not (isinstance(digest, str) and _SHA256.fullmatch(digest)):
             raise damaged(f"state_sha256 is {digest!r}, not a sha256")
+
+
+def _check_rows(rows: list, required: list[str], damaged: Callable[[str], CheckpointError]) -> None:
+    """Metrics rows as the runner writes them: dicts of numbers, all with the keys of the first, among them
+    `required` (what metrics.csv, the learning curve and a sweep's files read)."""
+    keys = None
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise damaged(f"rows[{i}] is {row!r}, not a metrics row")
+        if keys is None:
+            keys = list(row)
+            missing = [key for key in required if key not in row]
+            if missing:
+                raise damaged(f"rows[0] has no {', '.join(map(repr, missing))}")
+        elif set(row) != set(keys):
+            odd = sorted(set(row) ^ set(keys))
+            raise damaged(f"rows[{i}] does not have the keys of rows[0] (it differs in {', '.join(map(repr, odd))})")
+        for key, value in row.items():
+            if not _is_number(value):
+                raise damaged(f"rows[{i}][{key!r}] is {value!r}, not a number")
 
 
 def _num_runs(meta: dict[str, Any]) -> int:
@@ -532,7 +565,13 @@ def program_for(meta: dict[str, Any]) -> tuple[Any, Any]:
     try:
         config = config_from_dict(module.Config, meta["config"])
     except (TypeError, ValueError) as error:
-        raise CheckpointError(f"checkpoint config is not a valid {meta['algorithm']} config: {error}") from None
+        raise CheckpointError(
+            f"{_where(meta)} is damaged: its config is not a valid {meta['algorithm']} config: {error}"
+        ) from None
+    if config.env_id != meta["env_id"]:
+        raise CheckpointError(
+            f"{_where(meta)} is damaged: env_id is {meta['env_id']!r}, its config's {config.env_id!r}"
+        )
     program = module.make_program(config)
     sched = program.schedule
     if meta["num_intervals"] != sched.num_intervals:
@@ -546,6 +585,17 @@ def program_for(meta: dict[str, Any]) -> tuple[Any, Any]:
             f"{_where(meta)} is damaged: frames_done is {frames}, not intervals_done x "
             f"{sched.frames_per_interval} frames"
         )
+    if meta.get("final_eval") is not None:  # a finished run's: what the policy is chosen and exported by
+        missing = [name for name in ("return_per_seed", "return_mean") if name not in meta["final_eval"]]
+        if missing:
+            raise CheckpointError(f"{_where(meta)} is damaged: its final_eval has no {', '.join(missing)}")
+    if not meta.get("policy_only"):  # a run's checkpoint: its metrics so far, one row per interval and run
+        _require(meta, "rows", "wall_time")
+        if len(meta["rows"]) != meta["intervals_done"] * _num_runs(meta):
+            raise CheckpointError(
+                f"{_where(meta)} is damaged: {len(meta['rows'])} metrics rows for {meta['intervals_done']} "
+                f"intervals of {_num_runs(meta)} runs"
+            )
     return config, program
 
 
@@ -694,12 +744,6 @@ def load_state(directory: str | Path, template: Any, meta: dict[str, Any]) -> An
     if meta.get("policy_only"):
         raise CheckpointError(f"{directory} holds only a trained policy (export_policy); it cannot be resumed")
     _, program = program_for(meta)
-    _require(meta, "rows", "wall_time")
-    if len(meta["rows"]) != meta["intervals_done"] * _num_runs(meta):
-        raise CheckpointError(
-            f"{_where(meta)} is damaged: {len(meta['rows'])} metrics rows for {meta['intervals_done']} "
-            f"intervals of {_num_runs(meta)} runs"
-        )
     names = tree_paths(template)
     leaves, treedef = jax.tree.flatten(template)
     policy = f".{program.policy_field}"

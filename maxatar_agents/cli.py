@@ -37,7 +37,7 @@ import numpy as np
 from jax.sharding import Mesh
 
 from maxatar import sharding
-from maxatar_agents import artifacts, checkpoint, configs, grid, runner, tracking
+from maxatar_agents import artifacts, checkpoint, configs, grid, interrupts, runner, tracking
 from maxatar_agents.configs import (
     Parser,
     canonical_env_id,
@@ -409,8 +409,9 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
 
     compile_start = time.time()
     try:
-        parts = compile_plan(plan, len(runs), mesh)
-        progress = initial_progress(parts, plan, out, mesh)
+        with interrupts.deferred():  # compiling: a stop is raised once XLA is done (`interrupts`)
+            parts = compile_plan(plan, len(runs), mesh)
+            progress = initial_progress(parts, plan, out, mesh)
     except KeyboardInterrupt:  # before the first frame: one line, as an interrupted run, and nothing half made
         tracker.finish(status="KILLED")
         if created and lead:
@@ -422,7 +423,12 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
     sched = parts["program"].schedule
     every = args.checkpoint_every
     checkpoint_every = max(1, sched.num_intervals // 10 if every is None else round(every / sched.frames_per_interval))
-    save = functools.partial(artifacts.save_progress, plan, sched, progress, out)
+
+    def save(final_eval: dict | None = None) -> Path:
+        """The checkpoint and metrics.csv of the last completed interval, written whole however Ctrl-C falls."""
+        with interrupts.deferred():
+            return artifacts.save_progress(plan, sched, progress, out, final_eval)
+
     bar = None if args.no_progress or not lead else runner.progress_bar(plan, sched, progress.done)
     saved_at = progress.done
 
@@ -447,17 +453,48 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
             save()  # the last completed interval: resuming from it stays exact
         print(
             f"\ninterrupted after {progress.done * sched.frames_per_interval} frames per seed; checkpoint kept in "
-            f"{out}. Continue with: python -m maxatar_agents.{algorithm} --out {out} --resume",
+            f"{out}. Continue with: {resume_command(algorithm, out)}",
             file=sys.stderr,
         )
         tracker.finish(status="KILLED")
         raise SystemExit(EXIT_INTERRUPTED) from None
-    except Exception:
+    except Exception as error:
         tracker.finish(status="FAILED")
+        if isinstance(error, checkpoint.CheckpointError):  # a file of the run that could not be written
+            raise cannot_write(error, algorithm, out) from None
         raise
     if bar is not None:
         bar.close()
+    try:
+        with interrupts.deferred():  # the final evaluation compiles; the run is finished once it is saved
+            return finish(args, plan, parts, progress, compile_time, mesh, save, tracker, out, lead)
+    except KeyboardInterrupt:
+        tracker.finish(status="KILLED")
+        print(f"\ninterrupted as the run finished; its checkpoint and files are in {out}", file=sys.stderr)
+        raise SystemExit(EXIT_INTERRUPTED) from None
+    except (checkpoint.CheckpointError, OSError) as error:
+        tracker.finish(status="FAILED")
+        raise cannot_write(error, algorithm, out) from None
 
+
+def resume_command(algorithm: str, out: Path) -> str:
+    return f"python -m maxatar_agents.{algorithm} --out {out} --resume"
+
+
+def cannot_write(error: Exception, algorithm: str, out: Path) -> checkpoint.CheckpointError:
+    """A file of the run that could not be written once training began (a full or read-only disk): one line
+    saying where its last checkpoint stands and how to continue from it."""
+    if isinstance(error, OSError):
+        error = f"could not write {error.filename or out}: {error.strerror or error}; the checkpoint in {out} is intact"
+    if not checkpoint.exists(out):
+        return checkpoint.CheckpointError(str(error))
+    return checkpoint.CheckpointError(f"{error}. Continue with: {resume_command(algorithm, out)}")
+
+
+def finish(args, plan, parts, progress, compile_time, mesh, save, tracker, out: Path, lead: bool) -> dict:
+    """The final evaluation, its checkpoint and the artefacts of a run whose intervals are done; returns the
+    summary (a sweep's: sweep.json's content)."""
+    sched = parts["program"].schedule
     returns = sharding.to_numpy(parts["evaluate"](progress.state))  # (runs, episodes)
     final_eval = artifacts.final_eval(returns)
     policy_path = save(final_eval)

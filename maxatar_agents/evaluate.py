@@ -61,6 +61,7 @@ import numpy as np
 
 from maxatar.machine import machine_now
 from maxatar.registry import MINATAR_GAMES as GAMES
+from maxatar_agents import checkpoint
 from maxatar_agents.configs import Parser
 from maxatar_agents.published import MINATAR_DQN
 
@@ -562,6 +563,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(str(error.code))
 
 
+@checkpoint.releases_run_locks
 def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str] | None) -> None:
     if args.measure_random:
         if args.random_scores is None:  # never the package's own file, unless named
@@ -581,6 +583,11 @@ def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace, argv:
     if args.seed < 0:
         parser.error(f"--seed must be >= 0, got {args.seed}")
     make_out(args.out)
+    if checkpoint.exists(args.out):  # a run's directory: held as its run holds it, never while that one trains
+        try:
+            checkpoint.lock_run(args.out)
+        except checkpoint.CheckpointError as error:
+            parser.error(f"--out: {error}")
     random = read_random_scores(args.random_scores or RANDOM_SCORES)
     agents = read_runs(args.runs, args.score, args.games)
     result = evaluate(agents, random, args.bootstrap, args.seed)

@@ -41,6 +41,7 @@ def main(argv: list[str] | None = None) -> Path:
         parser.exit(2, f"{parser.prog}: error: the output directory must be named (not '' or the working directory)\n")
     try:
         meta = checkpoint.read_meta(args.run)
+        checkpoint.config_for(meta)  # every field it reads below is there and sane
         per_seed = (meta.get("final_eval") or {}).get("return_per_seed") or []
         index = args.seed_index if args.seed_index is not None else int(np.argmax(per_seed)) if per_seed else 0
         record = {"run": str(args.run)}

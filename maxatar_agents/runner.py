@@ -59,6 +59,11 @@ def compiled(
     each function takes one more argument, the runs' values {field: (num_seeds,) float32}; `bind_values`
     fills it in.
     """
+    with interrupts.deferred():  # Ctrl-C raised inside XLA's callbacks into Python could crash it
+        return _compiled(algorithm, config, num_seeds, mesh, swept)
+
+
+def _compiled(algorithm: str, config: Any, num_seeds: int, mesh: Mesh | None, swept: tuple[str, ...]) -> dict:
     module = agent_module(algorithm)
     program = grid.swept_program(module, config, swept) if swept else module.make_program(config)
     keys = jax.ShapeDtypeStruct((num_seeds, 2), jnp.uint32)

@@ -103,6 +103,7 @@ def run_gif(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """Render a rollout of the chosen policy in one jitted scan and write it as a GIF."""
     import jax
 
+    from renderers.frames import check_overlay_fits
     from renderers.gif import check_output_path, write_gif
     from renderers.rollout import render_rollout
 
@@ -111,6 +112,11 @@ def run_gif(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except ValueError as error:
         parser.error(f"--out: {error}")
     env, params, _, policy = _env_and_policy(parser, args, args.policy)
+    if not args.no_overlay:
+        try:
+            check_overlay_fits(env, params, args.scale)
+        except ValueError as error:
+            parser.error(f"--scale: {error}")
     frames, _ = render_rollout(
         env, params, policy, jax.random.key(args.seed), args.steps, overlay=not args.no_overlay, scale=args.scale
     )

@@ -31,6 +31,8 @@ from renderers.font import ADVANCE, GLYPH_WIDTH, SPACE, number_codes, text_codes
 
 BAR_BACKGROUND: RGB = (0, 0, 0)
 TEXT: RGB = (235, 235, 235)
+DIGITS = 5  # of each number in the overlay
+OVERLAY_WIDTH = (len("SCORE") + DIGITS + 1 + len("STEP") + DIGITS) * ADVANCE  # the narrowest frame it fits
 
 
 # --- overlay ---
@@ -45,16 +47,15 @@ def status_bar(width: int, score: jax.Array | None = None, step: jax.Array | Non
         fields.append(("SCORE", jnp.round(jnp.asarray(score, jnp.float32)).astype(jnp.int32)))
     if step is not None:
         fields.append(("STEP", jnp.asarray(step, jnp.int32)))
-    digits = 5
-    needed = sum(len(label) + digits for label, _ in fields) + len(fields) - 1
+    needed = sum(len(label) + DIGITS for label, _ in fields) + len(fields) - 1
     pixel = min(3, width // (needed * ADVANCE))
     if pixel < 1:
         raise ValueError(f"a {width}-pixel-wide frame is too narrow for the score/step overlay; use a larger scale")
     slots = width // (ADVANCE * pixel)
     codes = jnp.full(slots, SPACE, jnp.int32)
-    starts = [0, slots - len(fields[-1][0]) - digits][: len(fields)]  # the second field is right-aligned
+    starts = [0, slots - len(fields[-1][0]) - DIGITS][: len(fields)]  # the second field is right-aligned
     for (label, value), start in zip(fields, starts, strict=True):
-        field = jnp.concatenate([jnp.asarray(text_codes(label)), number_codes(value, digits)])
+        field = jnp.concatenate([jnp.asarray(text_codes(label)), number_codes(value, DIGITS)])
         codes = codes.at[start : start + field.shape[0]].set(field)
     text = text_mask(codes, pixel)[:, : -(ADVANCE - GLYPH_WIDTH) * pixel]  # drop the last spacing column
     margin_x = (width - text.shape[1]) // 2
@@ -86,3 +87,23 @@ def frame(
     if score is None and step is None:
         return image
     return jnp.concatenate([image, status_bar(image.shape[1], score, step)], axis=0)
+
+
+def check_overlay_fits(env: Environment, params, scale: int | None) -> None:
+    """Refuse (ValueError) a `scale` at which `env`'s frames are too narrow for the score and step strip, naming
+    the smallest that is wide enough, before anything compiles (the widths come from `jax.eval_shape`)."""
+
+    def width(scale: int | None) -> int:
+        def draw(key):
+            return frame(env, env.reset(key, params)[1], scale=scale)
+
+        return jax.eval_shape(draw, jax.random.key(0)).shape[1]
+
+    if width(scale) >= OVERLAY_WIDTH:
+        return
+    smallest = next((s for s in range((scale or 1) + 1, 65) if width(s) >= OVERLAY_WIDTH), None)
+    hint = "" if smallest is None else f"the smallest scale with it is {smallest}, or "
+    raise ValueError(
+        f"at scale {scale} the frames are {width(scale)} pixels wide, too narrow for the score/step overlay, which "
+        f"needs {OVERLAY_WIDTH}; {hint}pass --no-overlay"
+    )

@@ -164,6 +164,29 @@ def test_a_ctrl_c_whose_raise_was_swallowed_stops_at_the_next_safe_point(stray_s
         interrupts.check()
 
 
+def test_a_ctrl_c_while_compiling_or_saving_is_raised_once_that_work_is_done(stray_sigterm_fails):
+    # XLA's callbacks into Python must not raise (a run interrupted while compiling could crash), and a save
+    # ends with a whole checkpoint: inside `deferred` the signal is recorded, then raised on the way out, once.
+    from maxatar_agents import interrupts
+
+    done = []
+    with pytest.raises(KeyboardInterrupt), interrupts.stops_like_ctrl_c():
+        with interrupts.deferred():
+            with interrupts.deferred():
+                signal.raise_signal(signal.SIGINT)
+                done.append("inner")
+            done.append("outer")
+        done.append("after")
+    assert done == ["inner", "outer"]
+    with interrupts.stops_like_ctrl_c():  # a stop being handled: the save on the way out is not cut again
+        try:
+            signal.raise_signal(signal.SIGTERM)
+        except KeyboardInterrupt:
+            with interrupts.deferred():
+                done.append("saved")
+    assert done[-1] == "saved"
+
+
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.ALGORITHM)
 def test_frames_is_an_alias_of_total_steps_as_in_the_sweep(module):
     """One name for one thing: the agents take `--total-steps` and its alias `--frames`, as the sweep does."""

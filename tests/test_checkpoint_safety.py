@@ -9,6 +9,7 @@ damaging files, by a process that dies (`os._exit`) in the middle of a save, by 
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import io
 import json
@@ -16,8 +17,10 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import tracemalloc
 import zipfile
@@ -26,6 +29,8 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from maxatar_agents import checkpoint, cli, policies, runner
 
@@ -662,3 +667,184 @@ def test_loaders_open_only_regular_files_and_refuse_non_finite_weights(run, tmp_
     with pytest.raises(checkpoint.CheckpointError, match=re.escape(message)):
         policies.export_policy(run, tmp_path / "policy", 0, {})
     assert not (tmp_path / "policy" / META).exists()
+
+
+# --- the JSON's keys and metrics rows, as every loader reads them ---
+
+NOT_A_NUMBER = st.one_of(st.none(), st.booleans(), st.text(max_size=3), st.lists(st.integers(), max_size=2))
+
+
+@st.composite
+def damaged_rows(draw) -> tuple[callable, str]:
+    """An edit of a run's metrics rows that a runner never writes, and the words its error must have."""
+    kind = draw(st.sampled_from(["no key", "extra key", "not a number", "not a row"]))
+    index = draw(st.integers(0, 1))
+    key = draw(st.sampled_from(checkpoint.ROW_KEYS + ("loss",)))
+    if kind == "no key":
+        required = index == 0 and key in checkpoint.ROW_KEYS  # else rows[1] differs from rows[0]
+        return (lambda rows: rows[index].pop(key)), f"has no {key!r}" if required else f"differs in {key!r}"
+    if kind == "extra key":
+        name = draw(st.text("abcdefghij_", min_size=1, max_size=8).filter(lambda k: k not in ("loss", "seed")))
+        return (lambda rows: rows[index].__setitem__(name, 1)), f"differs in {name!r}"
+    if kind == "not a number":
+        value = draw(NOT_A_NUMBER)
+        return (lambda rows: rows[index].__setitem__(key, value)), f"rows[{index}][{key!r}] is {value!r}, not a number"
+    value = draw(NOT_A_NUMBER)
+    return (lambda rows: rows.__setitem__(index, value)), f"rows[{index}] is {value!r}, not a metrics row"
+
+
+@settings(max_examples=60, deadline=None)
+@given(damage=damaged_rows())
+def test_metrics_rows_a_runner_never_writes_are_refused_naming_the_file_and_the_key(base, damage):
+    edit, words = damage
+    meta = raw_meta(base)
+    edit(meta["rows"])
+    with tempfile.TemporaryDirectory() as directory:
+        write_meta(Path(directory), meta)
+        with pytest.raises(checkpoint.CheckpointError) as error:
+            checkpoint.read_meta(directory)
+    text = str(error.value)
+    assert text.startswith(f"{Path(directory) / META} is damaged: ") and words in text and "\n" not in text, text
+
+
+JSON_DAMAGE = {
+    "a row without recent_return": (lambda m: m["rows"][0].pop("recent_return"), "rows[0] has no 'recent_return'"),
+    "an unknown key": (lambda m: m.update(intervals_dne=1), "it has the unknown key(s) 'intervals_dne'"),
+    "no rows": (lambda m: m.pop("rows"), "it has no rows"),
+    "another env_id": (lambda m: m.update(env_id="maxatar/Breakout-v0"), "env_id is 'maxatar/Breakout-v0'"),
+    "an unknown config field": (lambda m: m["config"].update(lrr=1), "unknown config field(s) ['lrr']"),
+    "a final_eval without returns": (lambda m: m.update(final_eval={}), "its final_eval has no return_per_seed"),
+    "no seeds": (lambda m: m.pop("seeds"), "it has no seeds"),
+}
+
+
+def gif_of(directory: Path, tmp_path: Path) -> int:
+    from renderers.cli import main as renderers
+
+    out = tmp_path / "policy.gif"
+    try:
+        return renderers(["gif", "--env", "CartPole-v1", "--policy", str(directory), "--steps", "2", "--out", str(out)])
+    except SystemExit as stop:
+        return stop.code
+
+
+@pytest.mark.parametrize("case", [*JSON_DAMAGE, "NaN policy weights"])
+def test_every_loader_refuses_a_damaged_checkpoint_with_one_line_naming_file_and_key(run, case, tmp_path, capsys):
+    finished(run)  # so that the export gets as far as reading it
+    if case in JSON_DAMAGE:
+        edit, words = JSON_DAMAGE[case]
+        meta = raw_meta(run)
+        edit(meta)
+        write_meta(run, meta)
+        named = f"{run / META} is damaged: "
+    else:
+        nan_in_the_policy(run)
+        reseal(run)
+        named, words = f"{state_path(run)} is damaged or its run diverged", policy_leaf(run)
+    with pytest.raises(checkpoint.CheckpointError) as error:
+        policies.load_policy(run)
+    assert named in str(error.value) and words in str(error.value)
+    before = contents(run)
+    for front_end, status in [
+        ("python -m maxatar_agents.dqn", lambda: cli.main("dqn", ["--out", str(run), "--resume", "--no-progress"])),
+        ("python -m maxatar_agents.export", lambda: export(run, tmp_path / "policy")),
+        ("python -m renderers gif", lambda: gif_of(run, tmp_path)),
+    ]:
+        try:
+            code = status()
+        except SystemExit as stop:
+            code = stop.code
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1 and err.startswith(f"{front_end}: error: "), (front_end, err)
+        assert named in err and words in err, (front_end, err)
+    assert contents(run) == before and not (tmp_path / "policy.gif").exists() and not (tmp_path / "policy").exists()
+
+
+# --- a run that cannot write its metrics ---
+
+
+def unwritable_metrics(how: str):
+    def make(out: Path) -> None:
+        if how == "read-only":
+            (out / "metrics.csv").chmod(0o444)
+        else:  # what stops root too
+            (out / "metrics.csv").unlink()
+            (out / "metrics.csv").mkdir()
+
+    return make
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "a directory in its place",
+        pytest.param("read-only", marks=pytest.mark.skipif(os.geteuid() == 0, reason="root writes read-only files")),
+    ],
+)
+def test_a_run_that_cannot_write_its_metrics_stops_with_the_resume_command(tmp_path, monkeypatch, capsys, how):
+    out = tmp_path / "run"
+    damage = unwritable_metrics(how)
+
+    def after(done: int) -> None:
+        if done == 2:
+            damage(out)
+
+    monkeypatch.setattr(cli, "run", functools.partial(cli.run, on_interval=after))
+    with pytest.raises(SystemExit) as stop:
+        cli.main("dqn", [*ARGS, "--out", str(out), "--checkpoint-every", "1"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1, err
+    resume = f"python -m maxatar_agents.dqn --out {out} --resume"
+    assert f"could not write {out / 'metrics.csv'}: " in err and "the checkpoint of interval 3 of 4" in err, err
+    assert err.endswith(f"is intact. Continue with: {resume}\n"), err
+    assert checkpoint.read_meta(out)["intervals_done"] == 3 and not (out / checkpoint.LOCK_FILE).exists()
+    if (out / "metrics.csv").is_dir():
+        (out / "metrics.csv").rmdir()
+    else:
+        (out / "metrics.csv").chmod(0o644)
+    monkeypatch.undo()
+    cli.main("dqn", resume.split()[3:] + ["--no-progress"])  # the command it printed
+    assert len((out / "metrics.csv").read_text().splitlines()) == 1 + 4
+
+
+# --- Ctrl-C at any moment, in a real process ---
+
+ANNOUNCING = """
+import functools, sys
+from maxatar_agents import cli, runner
+
+compiled = runner.compiled
+def announce(*args):
+    print("compiling", file=sys.stderr, flush=True)
+    return compiled(*args)
+
+cli.compiled = announce
+cli.run = functools.partial(cli.run, on_interval=lambda done: print(f"interval {done}", file=sys.stderr, flush=True))
+cli.main("dqn", sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize("moment", ["compiling", "interval 2"])
+def test_ctrl_c_while_compiling_or_training_ends_with_one_line_and_status_130(tmp_path, moment):
+    """`python -m maxatar_agents.dqn` (announcing when it compiles and each interval it completes) gets SIGINT
+    then: once it ended in a segmentation fault while compiling."""
+    out = tmp_path / "run"
+    argv = [a for a in ARGS if a != "--total-steps" and a != "2000"] + ["--total-steps", "400000"]
+    argv += ["--set=log_points=400", "--checkpoint-every", "0", "--out", str(out)]
+    child = subprocess.Popen(
+        [sys.executable, "-c", ANNOUNCING, *argv], stderr=subprocess.PIPE, text=True, cwd=ROOT, env=os.environ
+    )
+    for line in child.stderr:
+        if line.startswith(moment):
+            child.send_signal(signal.SIGINT)
+            break
+    err = child.stderr.read()
+    assert child.wait(120) == cli.EXIT_INTERRUPTED, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    if moment == "compiling":
+        assert lines[0] == "interrupted while compiling, before any training" and not out.exists()
+    else:
+        assert lines[0].startswith("interrupted after ") and lines[0].endswith(f"--out {out} --resume"), err
+        assert checkpoint.read_meta(out)["intervals_done"] >= 2 and not (out / checkpoint.LOCK_FILE).exists()
+        policies.load_policy(out)  # whole

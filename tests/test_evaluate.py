@@ -236,3 +236,21 @@ def test_bad_runs_files_and_options_are_one_error_line(tmp_path, capsys):
         capsys, "--measure-random", "--random-scores", a_file / "r.json"
     )
     assert ev.RANDOM_SCORES.read_bytes() == before and not (tmp_path / "r.json").exists()
+
+
+def test_an_out_that_holds_a_run_is_written_only_while_no_run_trains_there(tmp_path, capsys):
+    import fcntl
+
+    from maxatar_agents import checkpoint
+
+    good, out = tmp_path / "good", tmp_path / "training"
+    write_run(good, "dqn", "Breakout-v0", [(0, 100, 1.0)])
+    out.mkdir()
+    (out / checkpoint.META_FILE).write_text("{}")  # a run's directory
+    with open(out / checkpoint.LOCK_FILE, "w") as held:  # its run still trains
+        fcntl.flock(held, fcntl.LOCK_EX)
+        err = evaluate_error(capsys, good, "--out", out, "--bootstrap", "10")
+        assert f"error: --out: {out} is in use by another run" in err, err
+    assert not (out / "evaluation.json").exists()
+    ev.main([str(good), "--out", str(out), "--bootstrap", "10"])
+    assert (out / "evaluation.json").exists() and not (out / checkpoint.LOCK_FILE).exists()

@@ -302,6 +302,18 @@ def test_internal_keywords_sizes_and_sb3_inputs_are_refused():
     refused(lambda: maxatar.make(GAME, obs_type="rgb", obs_scale=10**4), "obs_scale", "MiB")
     env, _ = maxatar.make("Doors-v0", size=np.int64(9), num_doors=np.int64(2))
     assert (env.size, env.num_doors) == (9, 2) and type(env.size) is int
+    # The registration's own keyword: Gymnasium merged a make's `env_id` over it and played Breakout as Asterix.
+    for make in (
+        lambda **kw: gymnasium.make(GAME, **kw),
+        *(functools.partial(gymnasium.make_vec, GAME, 2, vectorization_mode=mode) for mode in ("sync", None)),
+    ):
+        for other in ("maxatar/Breakout-v0", GAME):
+            with pytest.raises(InputError) as error:
+                make(env_id=other)
+            for name in ("['env_id']", "it takes", "output", "full_action_space", "sticky_action_prob"):
+                assert name in str(error.value), error.value
+    for make in (maxatar.make, gymnax.make, make_sb3_vec_env):  # the id is their first argument: Python refuses
+        refused(lambda make=make: make(GAME, env_id="maxatar/Breakout-v0"), "env_id")
     venv = make_sb3_vec_env(GAME, num_envs=4, seed=0)
     venv.reset()
     for actions in (np.zeros((2, 2), int), np.zeros((1, 4), int), np.zeros(4), np.full(4, 6)):

@@ -349,6 +349,8 @@ def gif_error(args: list[str], capsys) -> str:
         ({"--out": "/proc/x.gif"}, "--out: cannot write '/proc/x.gif'"),
         ({"--policy": "{tmp}/no_such_checkpoint"}, "does not exist"),
         ({"--setting": "ale"}, "--setting: invalid choice: 'ale'"),
+        ({"--scale": "1"}, "--scale: at scale 1 the frames are 15 pixels wide, too narrow for the score/step overlay"),
+        ({"--scale": "5"}, "the smallest scale with it is 6, or pass --no-overlay"),
     ],
 )
 def test_cli_rejects_bad_arguments(tmp_path, capsys, change, message):
@@ -358,6 +360,12 @@ def test_cli_rejects_bad_arguments(tmp_path, capsys, change, message):
     assert message in err and err.startswith("python -m renderers gif: error:") and err.count("\n") == 1
     assert "(see python -m renderers gif --help)" in err
     assert not list(tmp_path.glob("*.gif"))
+
+
+def test_cli_renders_the_smallest_scale_without_the_overlay(tmp_path, capsys):
+    out = tmp_path / "doors.gif"
+    args = ["gif", "--env", "maxatar/Doors-v0", "--steps", "2", "--scale", "1", "--no-overlay", "--out", str(out)]
+    assert main(args) == 0 and iio.imread(out).shape[1:] == (15, 15, 3)
 
 
 def test_cli_rejects_a_checkpoint_for_another_environment(tmp_path, capsys, checkpoints):

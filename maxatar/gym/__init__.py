@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gymnasium
 
+from maxatar.gym import registered
 from maxatar.gym.functional import MaxAtarFuncEnv, StepState, observation_space
 from maxatar.gym.single import MaxAtarEnv
 from maxatar.gym.vector import MaxAtarVectorEnv
@@ -30,9 +31,9 @@ def register_envs() -> None:
             continue
         gymnasium.register(
             id=env_id,
-            entry_point="maxatar.gym:MaxAtarEnv",
-            vector_entry_point="maxatar.gym:MaxAtarVectorEnv",
-            kwargs={"env_id": env_id},
+            # Entry points that know their id, and refuse a keyword naming another (`registered`).
+            entry_point=f"maxatar.gym.registered:{env_id.removeprefix('maxatar/')}",
+            vector_entry_point=f"maxatar.gym.registered:{registered.VECTOR}{env_id.removeprefix('maxatar/')}",
             # As Gymnasium registers its own JAX environments (phys2d/, tabular/): its passive checker expects
             # numpy values, so with output="jax" it warns on every first reset and step (obs, reward and flags
             # are JAX arrays, by design). The numpy output passes Gymnasium's full `check_env` on every id in

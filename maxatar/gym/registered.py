@@ -1,0 +1,38 @@
+"""The entry points Gymnasium's registration gives each id (`maxatar.gym.registered:Breakout-v0`, and
+`vector:Breakout-v0`'s spelling `vector_Breakout-v0` for `make_vec`): each knows its own id.
+
+Gymnasium passes a make's keywords to the entry point merged over the registered ones, so an id given as a
+keyword (`gymnasium.make("maxatar/Breakout-v0", env_id="maxatar/Asterix-v0")`) would play another game under
+the id asked for. The id is the registration's alone: a keyword naming it is refused.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+from maxatar.checks import InputError
+from maxatar.registry import keywords
+
+VECTOR = "vector_"
+INTERNAL = ("env_id",)  # what the registration itself fills in
+
+
+def _make(cls: type, env_id: str, /, **kwargs):
+    internal = [name for name in INTERNAL if name in kwargs]
+    if internal:
+        own = [p for p in inspect.signature(cls).parameters if p not in ("self", "kwargs", *INTERNAL)]
+        raise InputError(
+            f"{env_id}: unexpected argument(s) {internal} (the id is the registration's own); "
+            f"it takes {', '.join([*own, *keywords(env_id)])}"
+        )
+    return cls(env_id, **kwargs)
+
+
+def __getattr__(name: str):
+    from maxatar.gym.single import MaxAtarEnv
+    from maxatar.gym.vector import MaxAtarVectorEnv
+
+    vector = name.startswith(VECTOR)
+    env_id = "maxatar/" + name.removeprefix(VECTOR)
+    return functools.partial(_make, MaxAtarVectorEnv if vector else MaxAtarEnv, env_id)
