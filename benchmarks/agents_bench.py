@@ -11,11 +11,13 @@
       training episodes reaches MinAtar's published DQN return (or the time cap): frames per second and
       minutes to the target, beside the published anchors.
   (d) `report`: the README's agents section from the results files of (a) and (c).
+  (e) `speed`: frames per second of variants of a preset, side by side (where the training time goes).
 
     python -m benchmarks.agents_bench cartpole --seeds 4
     python -m benchmarks.agents_bench throughput --frames 20000 --reference MinAtar/examples/dqn.py
     python -m benchmarks.agents_bench target --algo pqn --seeds 1 --minutes 15
     python -m benchmarks.agents_bench report --readme docs/agents/index.md
+    python -m benchmarks.agents_bench speed --game Seaquest-v0 --variant one-epoch num_epochs=1
 
 (a) and (c) append their rows to CSV files in --out (default benchmarks/results/agents); (c) skips the
 (agent, game, seed) runs already there, so an interrupted benchmark continues where it stopped. Times exclude
@@ -44,7 +46,7 @@ from benchmarks.pages import replace_section
 from maxatar.machine import machine_now as machine  # each results row's machine
 from maxatar.registry import MINATAR_GAMES as GAMES
 from maxatar_agents import dqn
-from maxatar_agents.configs import default_preset, make_config
+from maxatar_agents.configs import default_preset, make_config, parse_assignments
 from maxatar_agents.published import MINATAR_DQN, PGX_PPO
 from maxatar_agents.registry import AGENT_MODULES, agent_module
 from maxatar_agents.runner import compiled
@@ -236,6 +238,33 @@ def bench_target(args) -> None:
             append_rows(path, [row])
 
 
+def bench_speed(args) -> None:
+    """Frames per second of one seed's training program for variants of a preset (`--variant NAME FIELD=VALUE
+    ...`): the median of the intervals after the first, each interval `--interval` frames, all variants in one
+    run so that their ratios share the machine's load."""
+    module = agent_module(args.algo)
+    env_id = f"maxatar/{args.game}"
+    base = make_config(module, env_id, args.preset)
+    print(f"(e) {args.algo} `{args.preset}` on {env_id}, frames/s of one seed; {machine()}")
+    print("| variant | frames/s | ratio to the first |\n|---|---|---|")
+    first = None
+    for name, *assignments in [["preset"], *args.variant]:
+        config = dataclasses.replace(base, **parse_assignments(assignments, module.Config, option="--variant"))
+        config = dataclasses.replace(config, log_points=max(1, config.total_steps // args.interval))
+        parts = compiled(args.algo, config, 1)
+        state = jax.block_until_ready(parts["init"](keys_for(1)))
+        sched = parts["program"].schedule
+        times = []
+        for i in range(args.intervals + 1):
+            start = time.time()
+            state, metrics = parts["interval"](state, jnp.int32(i * sched.steps_per_interval))
+            jax.block_until_ready(metrics)
+            times.append(time.time() - start)
+        fps = sched.frames_per_interval / Spread.of(times[1:]).median
+        first = first or fps
+        print(f"| {name} {' '.join(assignments)} | {fps:,.0f} | {fps / first:.2f}x |", flush=True)
+
+
 # --- (d) the README section ---
 
 
@@ -273,14 +302,14 @@ def bench_report(args) -> None:
     if target:
         lines += [
             "MinAtar games in MinAtar's setting (sticky actions 0.1, difficulty ramping, full action set), each "
-            "agent's default preset (and PQN's `cpu` preset), one seed at a time on this CPU: minutes of training "
+            "agent's default preset (and PQN's `cpu` preset), one seed at a time on this CPU: seconds of training "
             "(compile excluded) until "
             "the mean return of the last 100 training episodes reaches MinAtar's published DQN return "
             "(`python -m benchmarks.agents_bench target --algo ALGO --seeds N --minutes CAP`; a miss shows where "
             "its run stopped: the cap or the preset's last frame). pgx's PPO figure is its return after 20M frames "
             "on one GPU (30-75 s; sticky 0.1, minimal action set), for scale.",
             "",
-            "| game | agent (preset) | seeds reaching the target | minutes to target (median, slowest) | "
+            "| game | agent (preset) | seeds reaching the target | seconds to target (median, slowest) | "
             "frames to target (median) | frames/s | target (MinAtar DQN, 5M frames) | pgx PPO, 20M frames |",
             "|---|---|---|---|---|---|---|---|",
         ]
@@ -291,14 +320,14 @@ def bench_report(args) -> None:
                     r for r in target if r["env"] == f"maxatar/{game}" and (r["algo"], r["preset"]) == (algo, preset)
                 ]
                 hits = [r for r in rows if r["reached"] == "True"]
-                minutes = [float(r["train_s"]) / 60 for r in hits]
+                seconds = [float(r["train_s"]) for r in hits]
                 frames = [int(r["frames"]) for r in hits]
                 fps = Spread.of(float(r["frames_per_s"]) for r in rows).median
-                timing = f"{Spread.of(minutes).median:.1f}, {max(minutes):.1f}" if hits else "not reached"
+                timing = f"{Spread.of(seconds).median:.0f}, {max(seconds):.0f}" if hits else "not reached"
                 if len(hits) < len(rows):
                     best = max(float(r["last100_return"]) for r in rows if r["reached"] != "True")
-                    longest = max(float(r["train_s"]) for r in rows) / 60
-                    timing += f" (misses ended at {best:.1f} after {longest:.1f} min)"
+                    longest = max(float(r["train_s"]) for r in rows)
+                    timing += f" (misses ended at {best:.1f} after {longest:.0f} s)"
                 to_target = f"{Spread.of(frames).median / 1e6:.2f}M" if hits else "-"
                 lines.append(
                     f"| {game.split('-')[0]} | {algo.upper()} (`{preset}`) | {len(hits)}/{len(rows)} | "
@@ -330,12 +359,26 @@ def main(argv=None) -> None:
     c.add_argument("--minutes", type=float, default=15.0, help="training time cap per seed")
     c.add_argument("--check-every", type=int, default=250_000, help="frames between checks of the return")
     c.add_argument("--seeds", type=int, default=1, help="seeds 0..N-1, each trained alone in turn")
+    e = sub.add_parser("speed", help="(e) frames/s of variants of a preset (where the training time goes)")
+    e.add_argument("--algo", default="pqn", choices=DEEP_AGENTS)
+    e.add_argument("--game", default="Seaquest-v0", choices=GAMES)
+    e.add_argument("--preset", default="minatar")
+    e.add_argument(
+        "--variant",
+        nargs="+",
+        action="append",
+        default=[],
+        metavar="NAME FIELD=VALUE",
+        help="a named variant: fields of the preset changed, e.g. --variant one-epoch num_epochs=1",
+    )
+    e.add_argument("--interval", type=int, default=131_072, help="frames per timed interval")
+    e.add_argument("--intervals", type=int, default=2, help="timed intervals after the first")
     d = sub.add_parser("report", help="(d) the README section from the results files")
     d.add_argument("--readme", type=Path, help="rewrite this file's agents section (between the markers)")
     for p in (a, c, d):
         p.add_argument("--out", type=Path, default=RESULTS, help="results directory")
     args = parser.parse_args(argv)
-    parts = {"cartpole": bench_cartpole, "throughput": bench_throughput, "target": bench_target}
+    parts = {"cartpole": bench_cartpole, "throughput": bench_throughput, "target": bench_target, "speed": bench_speed}
     {**parts, "report": bench_report}[args.part](args)
 
 
