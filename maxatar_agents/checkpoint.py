@@ -412,6 +412,8 @@ def resolve(path: str | Path) -> Path:
     `pretrained:<env id>` name -> the shipped policy's directory."""
     if isinstance(path, str) and path.startswith(PRETRAINED_PREFIX):
         return pretrained_path(path.removeprefix(PRETRAINED_PREFIX))
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a run directory or checkpoint file (a str or path), got {path!r}")
     path = Path(path)
     if path.is_dir():
         return path
