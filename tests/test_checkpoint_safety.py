@@ -677,6 +677,15 @@ def test_load_policy_names_a_path_of_the_wrong_type():
             policies.load_policy(path)
 
 
+def test_export_refuses_an_output_directory_inside_the_installed_package(tmp_path, capsys):
+    package = Path(checkpoint.__file__).parent
+    assert export(tmp_path / "run", package) == 2
+    err = capsys.readouterr().err
+    inside = f"the output directory '{package}' is inside the installed package {package}: choose another"
+    assert err == f"python -m maxatar_agents.export: error: {inside}\n"
+    assert not (package / META).exists()
+
+
 # --- the JSON's keys and metrics rows, as every loader reads them ---
 
 NOT_A_NUMBER = st.one_of(st.none(), st.booleans(), st.text(max_size=3), st.lists(st.integers(), max_size=2))
