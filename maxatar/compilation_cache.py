@@ -21,6 +21,7 @@ cache).
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import stat
@@ -51,14 +52,22 @@ def cache_dir() -> Path | None:
 
 def private_dir(directory: Path) -> bool:
     """Make `directory` (and any missing parents) with mode 0700, whatever the umask; True if it is then safe to
-    hold compiled code: owned by this user and writable by no one else. Otherwise warn and return False."""
+    hold compiled code: owned by this user and writable by no one else, and writable by this process. Otherwise
+    warn and return False (the run compiles as if there were no cache)."""
     missing = [p for p in [directory, *directory.parents] if not p.exists()]
     try:
         for path in reversed(missing):
             path.mkdir(mode=0o700, exist_ok=True)  # mkdir's mode only loses bits to the umask, so 0700 stays 0700
         info = directory.stat()
-    except OSError:
-        return False  # an unwritable home: compile as if there were no cache
+        if not os.access(directory, os.W_OK):  # JAX would fail every write, without a word
+            raise PermissionError(errno.EACCES, "not writable by this process")
+    except OSError as error:
+        warnings.warn(
+            f"not using the compilation cache {directory}: cannot create or write it ({error.strerror or error}); "
+            f"set {ENV_VAR} to a writable directory, or to off",
+            stacklevel=3,
+        )
+        return False
     owner = getattr(os, "getuid", lambda: info.st_uid)()
     if info.st_uid != owner or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         warnings.warn(

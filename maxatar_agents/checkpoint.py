@@ -40,7 +40,6 @@ import re
 import secrets
 import shutil
 import socket
-import stat
 import struct
 import warnings
 import zipfile
@@ -54,6 +53,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from maxatar_agents.configs import config_from_dict
+from maxatar_agents.files import open_regular, read_text
 from maxatar_agents.registry import AGENT_MODULES, agent_module
 
 FORMAT = "maxatar_agents.checkpoint/1"
@@ -76,7 +76,6 @@ _FIELDS = (
 )  # fmt: skip
 ROW_KEYS = ("seed", "frames", "recent_return", "wall_time")
 _CHUNK = 1 << 20
-MAX_JSON = 1 << 30  # a checkpoint's JSON (its metrics rows grow with intervals x runs) is read whole, up to this
 # What reading a damaged zip of .npy files raises (zipfile: RuntimeError for an encrypted member, its subclass
 # NotImplementedError for an unknown compression).
 _READ_ERRORS = (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, zlib.error, struct.error, RuntimeError)
@@ -144,30 +143,6 @@ def write_file(directory: Path, name: str, write: Callable[[Any], None]) -> str:
     """Write `directory / name` whole or not at all (a synced file of this process's own, renamed into place);
     returns its sha256."""
     return _put(_write_temp(directory, name, write), lambda _: directory / name)
-
-
-def open_regular(path: Path):
-    """`path` opened for reading if it is a regular file (following symlinks): a FIFO, a device (a symlink to
-    /dev/zero) or a directory is an OSError naming what it is, before anything reads from it, so that reading
-    neither blocks nor runs forever. Opened without blocking, then checked on the open file itself."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def read_text(path: Path) -> str:
-    """A regular file's text (`open_regular`), at most `MAX_JSON` bytes of it."""
-    with open_regular(path) as f:
-        size = os.fstat(f.fileno()).st_size
-        if size > MAX_JSON:
-            raise ValueError(f"{path} is larger than a checkpoint's JSON can be ({MAX_JSON:,} bytes)")
-        return f.read(size).decode()  # read(size): a buffer of the file's size, never MAX_JSON's
 
 
 def _sha256(f) -> str:
@@ -412,6 +387,8 @@ def resolve(path: str | Path) -> Path:
     `pretrained:<env id>` name -> the shipped policy's directory."""
     if isinstance(path, str) and path.startswith(PRETRAINED_PREFIX):
         return pretrained_path(path.removeprefix(PRETRAINED_PREFIX))
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a run directory or checkpoint file (a str or path), got {path!r}")
     path = Path(path)
     if path.is_dir():
         return path

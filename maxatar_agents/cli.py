@@ -37,7 +37,7 @@ import numpy as np
 from jax.sharding import Mesh
 
 from maxatar import sharding
-from maxatar_agents import artifacts, checkpoint, configs, grid, interrupts, runner, tracking
+from maxatar_agents import artifacts, checkpoint, configs, files, grid, interrupts, runner, tracking
 from maxatar_agents.configs import (
     Parser,
     canonical_env_id,
@@ -217,8 +217,10 @@ def prepare_out(out: Path) -> None:
 
 def check_run_options(args: argparse.Namespace) -> None:
     """The run's own options that are not config fields (those the config checks), before --out is made."""
-    if not args.out:
-        raise UsageError("--out must name a directory, got ''")
+    try:
+        files.check_out(args.out)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     first, count = args.seed or 0, args.seeds or 1
     if not 0 <= first <= MAX_SEED or first + count - 1 > MAX_SEED:
         last = "" if count == 1 else f" (and --seed + --seeds - 1, the last seed, {first + count - 1})"

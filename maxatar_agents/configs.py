@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import maxatar
+from maxatar_agents.files import read_text
 
 
 class Parser(argparse.ArgumentParser):
@@ -366,7 +367,7 @@ def preset_values(module: Any, preset: str) -> dict[str, Any]:
         return module.PRESETS[preset]
     path = Path(preset)
     try:
-        values = json.loads(path.read_text(encoding="utf-8"))
+        values = json.loads(read_text(path))  # a regular file only: a FIFO would block, /dev/zero never end
     except (OSError, ValueError) as error:  # ValueError: not JSON, or not UTF-8 text
         raise ValueError(f"preset file {preset!r}: cannot read it as JSON: {error}") from None
     if not isinstance(values, dict):

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import math
 import os
@@ -61,14 +62,14 @@ import numpy as np
 
 from maxatar.machine import machine_now
 from maxatar.registry import MINATAR_GAMES as GAMES
-from maxatar_agents import checkpoint
+from maxatar_agents import checkpoint, files
 from maxatar_agents.configs import Parser
 from maxatar_agents.published import MINATAR_DQN
 
 # --- configuration ---
 
 RANDOM_SCORES = Path(__file__).parent / "random_scores.json"  # shipped with the package
-OUT = Path("evaluation")
+OUT = "evaluation"
 SCORES = ("recent_return", "final_eval")  # the last 100 training episodes (MinAtar's) or the final evaluation
 CONFIDENCE = 0.95
 BOOTSTRAP = 10_000  # bootstrap samples per interval (rliable: 50,000 for aggregates, 2,000 for profiles)
@@ -111,7 +112,7 @@ def seed_scores(run: Path, summary: dict, score: str) -> list[float]:
     else:
         last: dict[int, tuple[int, float]] = {}  # seed -> (frames, recent_return) of its latest row
         try:
-            with open(run / "metrics.csv", newline="") as f:
+            with io.TextIOWrapper(files.open_regular(run / "metrics.csv"), newline="") as f:
                 for row in csv.DictReader(f):
                     seed, frames = int(row["seed"]), int(float(row["frames"]))
                     if seed not in last or frames >= last[seed][0]:
@@ -170,7 +171,7 @@ def read_summary(run: Path) -> dict:
     """A run's summary.json, checked to hold what evaluate reads from it."""
     path = run / "summary.json"
     try:
-        summary = json.loads(path.read_text())
+        summary = json.loads(files.read_text(path))
     except (OSError, ValueError) as error:  # ValueError: not JSON, or not UTF-8 text
         raise EvaluateError(f"{path}: cannot read it as JSON: {error}") from None
     if not isinstance(summary, dict):
@@ -204,12 +205,12 @@ def warn_setting(run: Path, config: dict) -> None:
 
 def read_random_scores(path: Path = RANDOM_SCORES) -> dict[str, float]:
     """The random policy's mean return per game, as `--measure-random` wrote it."""
-    if not path.is_file():
+    try:
+        return {game: float(v["mean"]) for game, v in json.loads(files.read_text(path))["scores"].items()}
+    except FileNotFoundError:
         raise EvaluateError(
             f"{path} is missing: python -m maxatar_agents.evaluate --measure-random --random-scores PATH"
-        )
-    try:
-        return {game: float(v["mean"]) for game, v in json.loads(path.read_text())["scores"].items()}
+        ) from None
     except OSError as error:
         raise EvaluateError(f"--random-scores {path}: cannot read it: {error.strerror or error}") from None
     except (ValueError, KeyError, TypeError, AttributeError) as error:
@@ -449,7 +450,7 @@ def plot_profiles(result: dict, path: Path) -> None:
 
 
 def make_out(out: Path) -> None:
-    """Create --out (before any work), or say in one line why it cannot be."""
+    """Create --out (once every input is read), or say in one line why it cannot be."""
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -541,7 +542,7 @@ def main(argv: list[str] | None = None) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("runs", nargs="*", metavar="RUN_DIR", help="finished runs, or LABEL=RUN_DIR to name them")
-    parser.add_argument("--out", type=Path, default=OUT, help="where the JSON, Markdown and PNG go")
+    parser.add_argument("--out", default=OUT, help="where the JSON, Markdown and PNG go")
     parser.add_argument("--score", choices=SCORES, default=SCORES[0], help="the score of a seed")
     parser.add_argument("--games", nargs="+", choices=GAMES, help="only these games")
     parser.add_argument("--bootstrap", type=int, default=BOOTSTRAP, help="bootstrap samples per interval")
@@ -571,7 +572,8 @@ def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace, argv:
         if not 1 <= args.episodes <= MAX_EPISODES or args.max_steps < 1:
             parser.error(f"--episodes must be in [1, {MAX_EPISODES:,}] and --max-steps >= 1")
         target = args.random_scores
-        if target.is_dir() or not target.parent.is_dir() or not os.access(target.parent, os.W_OK):
+        unwritable = target.exists() and not target.is_file()  # a directory, a FIFO, a link to /dev/zero
+        if unwritable or not target.parent.is_dir() or not os.access(target.parent, os.W_OK):
             parser.error(f"cannot write --random-scores {str(args.random_scores)!r}")
         measure_random(args)
         if not args.runs:
@@ -582,14 +584,19 @@ def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace, argv:
         parser.error(f"--bootstrap must be in [1, {MAX_BOOTSTRAP:,}], got {args.bootstrap:,}{bootstrap_memory(args)}")
     if args.seed < 0:
         parser.error(f"--seed must be >= 0, got {args.seed}")
+    try:
+        files.check_out(args.out)
+    except ValueError as error:
+        parser.error(str(error))
+    args.out = Path(args.out)
+    random = read_random_scores(args.random_scores or RANDOM_SCORES)
+    agents = read_runs(args.runs, args.score, args.games)  # every input read before --out is made
     make_out(args.out)
     if checkpoint.exists(args.out):  # a run's directory: held as its run holds it, never while that one trains
         try:
             checkpoint.lock_run(args.out)
         except checkpoint.CheckpointError as error:
             parser.error(f"--out: {error}")
-    random = read_random_scores(args.random_scores or RANDOM_SCORES)
-    agents = read_runs(args.runs, args.score, args.games)
     result = evaluate(agents, random, args.bootstrap, args.seed)
     command = "python -m maxatar_agents.evaluate " + " ".join(argv if argv is not None else sys.argv[1:])
     header = {"command": command.strip(), "score": args.score, "confidence": CONFIDENCE, "seed": args.seed}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from maxatar_agents import checkpoint, policies
+from maxatar_agents import checkpoint, files, policies
 
 
 def size(directory: Path) -> int:
@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> Path:
     if os.path.realpath(args.out) == os.path.realpath(os.getcwd()):  # also `''`, which Path reads as "."
         parser.exit(2, f"{parser.prog}: error: the output directory must be named (not '' or the working directory)\n")
     try:
+        files.check_out(args.out, "the output directory")
         meta = checkpoint.read_meta(args.run)
         checkpoint.config_for(meta)  # every field it reads below is there and sane
         per_seed = (meta.get("final_eval") or {}).get("return_per_seed") or []
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> Path:
             record["seed"] = meta["seeds"][index]
             record["greedy_return"] = per_seed[index] if index < len(per_seed) else None
         out = policies.export_policy(args.run, args.out, index, record)
-    except checkpoint.CheckpointError as error:
+    except ValueError as error:  # a CheckpointError, or an output directory inside the package
         parser.exit(2, f"{parser.prog}: error: {error}\n")
     run = args.run if args.run.is_dir() else args.run.parent
     sizes = f"{size(out) / 1e3:,.0f} kB (the run: {size(run) / 1e6:,.1f} MB)"

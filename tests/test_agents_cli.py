@@ -4,7 +4,9 @@ options are parsed into configs and compared."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -116,6 +118,26 @@ def test_an_unknown_preset_is_a_usage_error(capsys):
     assert "unknown preset 'atari'" in capsys.readouterr().err
     with pytest.raises(ValueError, match="unknown preset"):
         make_config(ppo, "CartPole-v1", preset="atari")
+
+
+def test_a_preset_file_or_out_the_command_cannot_use_is_one_error_line_before_anything_is_written(tmp_path, capsys):
+    fifo, zero = tmp_path / "fifo.json", tmp_path / "zero.json"
+    os.mkfifo(fifo)  # would block a plain read
+    zero.symlink_to("/dev/zero")  # would be read until memory runs out
+    package = Path(dqn.__file__).parent
+    out = tmp_path / "out"
+    for argv, message in [
+        (["--preset", str(fifo), "--out", str(out)], f"preset file '{fifo}': cannot read it as JSON: [Errno 22] not a"),
+        (["--preset", str(zero), "--out", str(out)], f"preset file '{zero}': cannot read it as JSON: [Errno 22] not a"),
+        (["--out", ""], "--out must name a directory, got ''"),
+        (["--out", str(package / "run")], f"--out '{package / 'run'}' is inside the installed package {package}"),
+        (["--out", str(package.parent / "maxatar")], "is inside the installed package"),
+    ]:
+        with pytest.raises(SystemExit) as stop:
+            cli.main("dqn", ["--env", "CartPole-v1", *argv])
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and err.count("\n") == 1 and message in err, err
+    assert not out.exists() and not (package / "run").exists()
 
 
 @pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])

@@ -669,6 +669,23 @@ def test_loaders_open_only_regular_files_and_refuse_non_finite_weights(run, tmp_
     assert not (tmp_path / "policy" / META).exists()
 
 
+def test_load_policy_names_a_path_of_the_wrong_type():
+    for path in (None, 5, b"x"):
+        with pytest.raises(
+            TypeError, match=re.escape(f"path must be a run directory or checkpoint file (a str or path), got {path!r}")
+        ):
+            policies.load_policy(path)
+
+
+def test_export_refuses_an_output_directory_inside_the_installed_package(tmp_path, capsys):
+    package = Path(checkpoint.__file__).parent
+    assert export(tmp_path / "run", package) == 2
+    err = capsys.readouterr().err
+    inside = f"the output directory '{package}' is inside the installed package {package}: choose another"
+    assert err == f"python -m maxatar_agents.export: error: {inside}\n"
+    assert not (package / META).exists()
+
+
 # --- the JSON's keys and metrics rows, as every loader reads them ---
 
 NOT_A_NUMBER = st.one_of(st.none(), st.booleans(), st.text(max_size=3), st.lists(st.integers(), max_size=2))
@@ -805,6 +822,28 @@ def test_a_run_that_cannot_write_its_metrics_stops_with_the_resume_command(tmp_p
     monkeypatch.undo()
     cli.main("dqn", resume.split()[3:] + ["--no-progress"])  # the command it printed
     assert len((out / "metrics.csv").read_text().splitlines()) == 1 + 4
+
+
+def immutable(path: Path) -> bool:
+    """`chattr +i path`, which stops root too; False where the file system has no such attribute."""
+    return subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode == 0
+
+
+def test_a_run_whose_directory_turns_immutable_stops_with_the_resume_command(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "run"
+    if not immutable(tmp_path):
+        pytest.skip("chattr +i is not available here")
+    subprocess.run(["chattr", "-i", str(tmp_path)], check=True)
+    monkeypatch.setattr(cli, "run", functools.partial(cli.run, on_interval=lambda done: done == 2 and immutable(out)))
+    try:
+        with pytest.raises(SystemExit) as stop:
+            cli.main("dqn", [*ARGS, "--out", str(out), "--checkpoint-every", "1"])
+    finally:
+        subprocess.run(["chattr", "-i", str(out)], check=True)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1, err
+    assert f"could not save the checkpoint in {out}" in err and "interval 2 of 4" in err, err
+    assert err.endswith(f". Continue with: python -m maxatar_agents.dqn --out {out} --resume\n"), err
 
 
 # --- Ctrl-C at any moment, in a real process ---

@@ -126,3 +126,21 @@ def test_a_cache_directory_others_can_write_is_refused(tmp_path):
         assert not compilation_cache.private_dir(shared)
     shared.chmod(0o700)
     assert compilation_cache.private_dir(shared)
+
+
+def test_a_cache_directory_that_cannot_be_made_or_written_is_one_warning(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    with pytest.warns(
+        UserWarning, match=r"cache .*afile/sub: cannot create or write it \(Not a directory\); set MAXATAR"
+    ):
+        assert not compilation_cache.private_dir(tmp_path / "afile" / "sub")
+    frozen = tmp_path / "frozen"
+    frozen.mkdir(mode=0o700)
+    if subprocess.run(["chattr", "+i", str(frozen)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i (unwritable, even for root) is not available here")
+    try:
+        for directory in (frozen / "new", frozen):  # one it cannot make, one it cannot write
+            with pytest.warns(UserWarning, match=f"{directory}: cannot create or write it .*MAXATAR_CACHE_DIR"):
+                assert not compilation_cache.private_dir(directory)
+    finally:
+        subprocess.run(["chattr", "-i", str(frozen)], check=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import shutil
 from pathlib import Path
 
@@ -201,6 +202,10 @@ def test_bad_runs_files_and_options_are_one_error_line(tmp_path, capsys):
         "holds a list, not a run's summary": lambda: (run / "summary.json").write_text("[]"),
         "it has no env_id": lambda: (run / "summary.json").write_text('{"algorithm": "dqn", "seeds": [0]}'),
         "metrics.csv: cannot read it": lambda: (run / "metrics.csv").unlink(),
+        "metrics.csv: cannot read it: not a regular file": lambda: (
+            (run / "metrics.csv").unlink(),
+            os.mkfifo(run / "metrics.csv"),  # would block a plain open
+        ),
         "metrics.csv: it has no 'recent_return' column": lambda: (run / "metrics.csv").write_text("seed,frames\n0,1\n"),
         "metrics.csv: a row is not numbers": lambda: (run / "metrics.csv").write_text(
             "seed,frames,recent_return\n0,many,1\n"
@@ -212,29 +217,40 @@ def test_bad_runs_files_and_options_are_one_error_line(tmp_path, capsys):
         write_run(run, "dqn", "Breakout-v0", [(0, 100, 1.0)])
         damage()
         assert message in evaluate_error(capsys, run, "--out", out)
+        assert not out.exists()  # every input is read before --out is made
     not_json = tmp_path / "random.json"
     not_json.write_text("nope")
     a_file = tmp_path / "file"
     a_file.write_text("x")
+    fifo, zero = tmp_path / "fifo.json", tmp_path / "zero.json"
+    os.mkfifo(fifo)
+    zero.symlink_to("/dev/zero")
+    package = Path(ev.__file__).parent
     for argv, message in [
         (["--seeds", "x"], "unrecognized arguments: --seeds x"),
         (["--seed", "x"], "invalid int value: 'x'"),
         (["--random-scores", not_json], "not a --measure-random file"),
+        (["--random-scores", fifo], f"--random-scores {fifo}: cannot read it: not a regular file"),
+        (["--random-scores", zero], f"--random-scores {zero}: cannot read it: not a regular file"),
+        (["--random-scores", tmp_path / "none.json"], "none.json is missing: python -m maxatar_agents.evaluate"),
+        (["--out", ""], "--out must name a directory, got ''"),
+        (["--out", package], f"--out '{package}' is inside the installed package {package}"),
+        (["--out", package.parent / "renderers" / "x"], "is inside the installed package"),
         (["--out", a_file], "cannot create --out"),
         (["--out", a_file / "below"], "cannot create --out"),
         (["--bootstrap", "1000000000"], "--bootstrap must be in [1, 1,000,000], got 1,000,000,000 (about 2,980.2 GiB"),
         (["--bootstrap", "0"], "--bootstrap must be in [1, 1,000,000]"),
     ]:
         assert message in evaluate_error(capsys, good, "--out", out, *argv)
+        assert not out.exists() and not (package / "evaluation.json").exists()
     # --measure-random writes only where it is told, and never less than one episode.
     before = ev.RANDOM_SCORES.read_bytes()
     assert "name the file" in evaluate_error(capsys, "--measure-random")
     assert "--episodes must be in [1, 65,536]" in evaluate_error(
         capsys, "--measure-random", "--random-scores", tmp_path / "r.json", "--episodes", "0"
     )
-    assert "cannot write --random-scores" in evaluate_error(
-        capsys, "--measure-random", "--random-scores", a_file / "r.json"
-    )
+    for target in (a_file / "r.json", fifo, zero, tmp_path):  # a FIFO would block the write, /dev/zero take it
+        assert "cannot write --random-scores" in evaluate_error(capsys, "--measure-random", "--random-scores", target)
     assert ev.RANDOM_SCORES.read_bytes() == before and not (tmp_path / "r.json").exists()
 
 
