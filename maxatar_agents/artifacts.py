@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import errno
 import importlib.util
 import json
 import subprocess
@@ -29,6 +30,8 @@ def write_metrics(path: Path, rows: list[dict[str, Any]]) -> None:
     """metrics.csv, its columns those of the first row (the runner writes every row with the same keys)."""
     if not rows:
         return
+    if path.exists() and not (path.is_file() or path.is_dir()):  # a FIFO would block the open (a directory fails it)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()

@@ -784,6 +784,9 @@ def unwritable_metrics(how: str):
     def make(out: Path) -> None:
         if how == "read-only":
             (out / "metrics.csv").chmod(0o444)
+        elif how == "a FIFO in its place":  # opening it for writing would wait for a reader
+            (out / "metrics.csv").unlink()
+            os.mkfifo(out / "metrics.csv")
         else:  # what stops root too
             (out / "metrics.csv").unlink()
             (out / "metrics.csv").mkdir()
@@ -795,6 +798,7 @@ def unwritable_metrics(how: str):
     "how",
     [
         "a directory in its place",
+        "a FIFO in its place",
         pytest.param("read-only", marks=pytest.mark.skipif(os.geteuid() == 0, reason="root writes read-only files")),
     ],
 )
@@ -817,6 +821,8 @@ def test_a_run_that_cannot_write_its_metrics_stops_with_the_resume_command(tmp_p
     assert checkpoint.read_meta(out)["intervals_done"] == 3 and not (out / checkpoint.LOCK_FILE).exists()
     if (out / "metrics.csv").is_dir():
         (out / "metrics.csv").rmdir()
+    elif how == "a FIFO in its place":
+        (out / "metrics.csv").unlink()
     else:
         (out / "metrics.csv").chmod(0o644)
     monkeypatch.undo()
