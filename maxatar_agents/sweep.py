@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from maxatar import sharding
-from maxatar_agents import artifacts, interrupts, runner, tracking
+from maxatar_agents import artifacts, files, interrupts, runner, tracking
 from maxatar_agents import study as study_storage
 from maxatar_agents.cli import EXIT_INTERRUPTED
 from maxatar_agents.configs import (
@@ -345,6 +345,10 @@ def optimize(
     except (TypeError, ValueError) as error:
         raise SweepError(config_error_text(error)) from None
     searched = load_space(algorithm, space, base)
+    try:
+        files.check_out(out)  # not the working directory unnamed, nor an installed package
+    except ValueError as error:
+        raise SweepError(str(error)) from None
     out = Path(out)
     storage = storage or f"sqlite:///{(out / 'study.db').resolve()}"
     heartbeat = heartbeat_seconds(storage, heartbeat)

@@ -14,6 +14,7 @@ import signal
 import socket
 import time
 import warnings
+from pathlib import Path
 
 import optuna
 import pytest
@@ -334,3 +335,13 @@ def test_a_storage_or_tracking_uri_that_fails_is_one_line_without_its_password_a
     assert stop.value.code == 2 and len(err.strip().splitlines()) == 1 and said in err, err
     assert "s3cret" not in err and ("alice:***@127.0.0.1" in err or "s3cret" not in " ".join(argv))
     assert not out.exists()
+
+
+@pytest.mark.parametrize("where", ["", "package"])
+def test_an_out_that_is_empty_or_inside_the_installed_package_is_one_line_and_nothing_is_made(capsys, where):
+    out = str(Path(sweep.__file__).parent / "sweep-out") if where == "package" else ""
+    with pytest.raises(SystemExit) as stop:
+        sweep.main(["--algo", "pqn", "--env", "maxatar/CartPole-v1", "--out", out, "--trials", "1"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and len(err.strip().splitlines()) == 1 and "--out" in err, err
+    assert not Path(sweep.__file__).parent.joinpath("sweep-out").exists()
