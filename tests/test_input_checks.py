@@ -312,6 +312,9 @@ def test_internal_keywords_sizes_and_sb3_inputs_are_refused():
                 make(env_id=other)
             for name in ("['env_id']", "it takes", "output", "full_action_space", "sticky_action_prob"):
                 assert name in str(error.value), error.value
+    from maxatar.gym import registered  # the entry points exist for the registered ids alone
+
+    assert not hasattr(registered, "__path__") and not hasattr(registered, "Nonsense-v0")
     for make in (maxatar.make, gymnax.make, make_sb3_vec_env):  # the id is their first argument: Python refuses
         refused(lambda make=make: make(GAME, env_id="maxatar/Breakout-v0"), "env_id")
     venv = make_sb3_vec_env(GAME, num_envs=4, seed=0)
