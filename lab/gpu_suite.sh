@@ -15,9 +15,10 @@
 #   OUT=/tmp/out STAGES="sac sac_critic" CRITIC_GAMES=Seaquest bash lab/gpu_suite.sh 560
 #   OUT=/tmp/out STAGES=sac_pessimism CRITIC_GAMES="Asterix Seaquest" PESSIMISM=0.5,0.6,0.7,0.75 \
 #       bash lab/gpu_suite.sh 560
+#   OUT=/tmp/out PARALLEL=1 STAGES="sac_blend ppo_grid" bash lab/gpu_suite.sh 540   # issue 53's SAC and PPO rows
 #
 # Stages: throughput, freeway, million (N = 2^20), pqn, ppo, dqn, profile, sac, seeds5, seeds10, gymnax,
-# sac_critic, sac_pessimism (see run_stage below); GAMES: the games of the training stages (CRITIC_GAMES: the
+# sac_critic, sac_pessimism, sac_blend, ppo_grid (see run_stage below); GAMES: the games of the training stages (CRITIC_GAMES: the
 # last two's, GAMES if unset; PESSIMISM: sac_pessimism's values, comma-separated). PARALLEL=1 runs the named
 # stages side by side (the training stages' small programs leave most of the card idle); each keeps its own cap.
 #
@@ -121,6 +122,23 @@ sac_games() { # NAME DIR SAC_ARGS...: SAC `fast` on each of CRITIC_GAMES (GAMES 
     wait "${pids[@]}"
 }
 
+grid_rows() { # NAME ALGO PRESET SEEDS CHOOSER_SEEDS CHOOSER_GAMES ARGS...: ALGO's PRESET with ARGS' comma lists swept
+    # in one program per game (all games side by side, each a stage NAME_<game>): seeds 0..SEEDS-1 (the protocol's, the
+    # rows) on every game, and CHOOSER_SEEDS more after them on CHOOSER_GAMES, which choose the values
+    local name=$1 algo=$2 preset=$3 seeds=$4 more=$5 choosers=" $6 " game n pids=()
+    shift 6
+    for game in "${ALGO_GAMES[@]}"; do
+        n=$seeds
+        [[ $choosers == *" $game "* ]] && n=$((seeds + more))
+        echo "python -m maxatar_agents.$algo --env maxatar/$game-v0 --preset $preset $* --seed 0 --seeds $n" \
+            "--no-progress --out $name/$game-v0" >>"$W/commands.txt"
+        stage "${name}_$game" 540 env XLA_PYTHON_CLIENT_PREALLOCATE=false python3 -m "maxatar_agents.$algo" --env "maxatar/$game-v0" --preset "$preset" "$@" \
+            --seed 0 --seeds "$n" --no-progress --out "$W/$name/$game-v0" "${FRAMES[@]}" &
+        pids+=($!)
+    done
+    wait "${pids[@]}"
+}
+
 run_stage() {
     case $1 in
     throughput) # every game and CartPole beside gymnax and pgx (gymnax's Freeway compiles for ~17 s at 16,384)
@@ -173,6 +191,18 @@ run_stage() {
         sac_games sac_pessimism sac_pessimism --critic-target blend \
             --critic-pessimism "${PESSIMISM:-0,0.25,0.5,0.75,1}"
         ;;
+    sac_blend) # SAC `fast`, blended target critic, PESSIMISM's values: seeds 0-4 on every game, 5-12 on Asterix and
+        # Seaquest, which choose the value (the two games flip between pessimism 0.5 and 0.75); a checkpoint (replay
+        # buffers: about 100 MB a run) at 1M frames only
+        grid_rows sac_blend sac fast 5 8 "Asterix Seaquest" --critic-target blend \
+            --critic-pessimism "${PESSIMISM:-0.6,0.65,0.7}" --checkpoint-every 1000000
+        ;;
+    ppo_grid) # PPO `minatar` at the protocol's 5M frames, PPO_GRID's swept fields: seeds 0-9 on every game, 10-19
+        # on Seaquest, which chooses the values
+        # shellcheck disable=SC2086  # PPO_GRID is a list of options
+        grid_rows ppo_grid ppo minatar 10 10 Seaquest --total-steps 5000000 \
+            ${PPO_GRID:---lr 2.5e-3,5e-3 --ent-coef 0.01,0.03}
+        ;;
     profile) # where the step time goes in the rows that missed their targets (benchmarks/profile_envs.py)
         for env in CartPole-v1 Seaquest-v0; do
             echo "python -m benchmarks.profile_envs --envs $env --n ${SIZES[-1]} --repeats 3 --hlo hlo" \
@@ -191,7 +221,7 @@ for setting in minatar gymnax; do
     mkdir -p "$W/agents_$setting"
     cp -r "benchmarks/results/agents/$setting/." "$W/agents_$setting/"
 done
-# sac, seeds5, seeds10, gymnax, sac_critic and sac_pessimism run only when named
+# the agents' stages (all but throughput, pqn, dqn, ppo, profile, million) run only when named
 for name in ${STAGES:-throughput pqn dqn ppo profile million}; do
     if [[ ${PARALLEL:-} ]]; then
         run_stage "$name" &
