@@ -40,10 +40,11 @@ if [[ ${SMOKE:-} ]]; then
 fi
 
 left() { echo $((BUDGET - ($(date +%s) - START))); }
-# The agents' checkpoints stay behind: their metrics.csv, summary.json and logs are the results.
+# The agents' checkpoints stay behind (and the half-written ones of a stage cut at its cap: replay buffers, GBs):
+# their metrics.csv, summary.json and logs are the results.
 # Packed to a file of its own, then renamed: stages running side by side each pack, and one file stays whole.
 pack() {
-    tar czf "$OUT/.results.$BASHPID.tar.gz" --exclude='*.npz' -C "$W" . 2>/dev/null
+    tar czf "$OUT/.results.$BASHPID.tar.gz" --exclude='*.npz' --exclude='*.tmp' -C "$W" . 2>/dev/null
     mv -f "$OUT/.results.$BASHPID.tar.gz" "$OUT/results.tar.gz"
 }
 stage() { # stage NAME CAP_SECONDS COMMAND...: run COMMAND under a cap (cut to what the budget has left)
@@ -193,7 +194,8 @@ run_stage() {
         ;;
     sac_blend) # SAC `fast`, blended target critic, PESSIMISM's values: seeds 0-4 on every game, 5-12 on Asterix and
         # Seaquest, which choose the value (the two games flip between pessimism 0.5 and 0.75); a checkpoint (replay
-        # buffers: about 100 MB a run) at 1M frames only
+        # buffers: about 100 MB a run) at 1M frames only. Beside ppo_grid on an H100 the 15-run programs reached 1M
+        # frames in 6 min and the 39-run ones saved nothing: run it alone, with fewer values
         grid_rows sac_blend sac fast 5 8 "Asterix Seaquest" --critic-target blend \
             --critic-pessimism "${PESSIMISM:-0.6,0.65,0.7}" --checkpoint-every 1000000
         ;;
