@@ -150,16 +150,17 @@ def summary(
             "final_eval_sampled_return_per_seed": sampled_eval["return_per_seed"],
         }
     )
+    frames = progress.done * sched.frames_per_interval  # the run's frames, fewer if --stop-at-return ended it
     return {
         "algorithm": plan.algorithm,
         "env_id": plan.config.env_id,
         "preset": plan.preset,
         "seeds": plan.seeds,
         "config": config_to_dict(plan.config),
-        "frames_per_seed": sched.total_frames,
+        "frames_per_seed": frames,
         "wall_time": progress.wall,
         "compile_time_last_session": compile_time,
-        "frames_per_second_all_seeds": sched.total_frames * len(plan.seeds) / max(progress.wall, 1e-9),
+        "frames_per_second_all_seeds": frames * len(plan.seeds) / max(progress.wall, 1e-9),
         "final_eval_return_mean": final_eval["return_mean"],
         "final_eval_return_per_seed": final_eval["return_per_seed"],
         "final_eval_episodes": final_eval["episodes"],
@@ -226,7 +227,7 @@ def write_sweep(
         (directory / "summary.json").write_text(json.dumps(own_summary, indent=1))
         title = f"{plan.algorithm.upper()} on {plan.config.env_id}, {grid.label(combo)}"
         plot_learning_curve(directory / "learning_curve.png", rows, title)
-        last = [r["recent_return"] for r in rows if r["frames"] == sched.total_frames]
+        last = [r["recent_return"] for r in rows if r["frames"] == progress.done * sched.frames_per_interval]
         results.append(
             {
                 **combo,
@@ -244,11 +245,15 @@ def write_sweep(
         "seeds": plan.seeds,
         "sweep": {name: list(values) for name, values in plan.sweep.items()},
         "config": config_to_dict(plan.config),  # the swept fields' values here are unused
-        "frames_per_seed": sched.total_frames,
+        "frames_per_seed": progress.done * sched.frames_per_interval,
         "runs": len(combos) * num_seeds,
         "wall_time": progress.wall,
         "compile_time_last_session": compile_time,
-        "frames_per_second_all_runs": sched.total_frames * len(combos) * num_seeds / max(progress.wall, 1e-9),
+        "frames_per_second_all_runs": progress.done
+        * sched.frames_per_interval
+        * len(combos)
+        * num_seeds
+        / max(progress.wall, 1e-9),
         "best": max(results, key=lambda r: r["final_eval_return_mean"])["dir"],
         "results": results,
         "num_devices": len(devices),

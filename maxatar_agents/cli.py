@@ -103,6 +103,14 @@ def build_parser(algorithm: str, module) -> argparse.ArgumentParser:
         help="frames between checkpoints, rounded to whole logging intervals (0: after every interval; "
         "default: a tenth of the run)",
     )
+    parser.add_argument(
+        "--stop-at-return",
+        type=float,
+        metavar="R",
+        help="end training once every seed's mean return over its last 100 training episodes has reached R "
+        "(checked after each logging interval), then evaluate and write the files as for a finished run; "
+        "--resume continues it to the run's full frames",
+    )
     parser.add_argument("--gif", action="store_true", help="render the trained policy to OUT/policy.gif")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--track", choices=tracking.KINDS, help="log config, metrics and files to MLflow/TensorBoard")
@@ -228,6 +236,8 @@ def check_run_options(args: argparse.Namespace) -> None:
     if args.checkpoint_every is not None and args.checkpoint_every < 0:
         every = args.checkpoint_every
         raise UsageError(f"--checkpoint-every must be >= 0 frames (0: a checkpoint after every interval), got {every}")
+    if args.stop_at_return is not None and not math.isfinite(args.stop_at_return):
+        raise UsageError(f"--stop-at-return must be a finite return, got {args.stop_at_return}")
 
 
 def check_memory(module, config: Any, num_runs: int, devices: str | int) -> None:
@@ -446,8 +456,12 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
         if on_interval is not None:
             on_interval(progress.done)
 
+    def reached(metrics: dict[str, np.ndarray]) -> bool:
+        """--stop-at-return: every run's last-100 training return is at R (NaN, before any episode ends, is not)."""
+        return args.stop_at_return is not None and bool(np.all(metrics["recent_return"] >= args.stop_at_return))
+
     try:
-        runner.run_intervals(parts, progress, runs, mesh, after_interval)
+        runner.run_intervals(parts, progress, runs, mesh, after_interval, until=reached)
     except KeyboardInterrupt:
         if bar is not None:
             bar.close()
@@ -497,6 +511,14 @@ def finish(args, plan, parts, progress, compile_time, mesh, save, tracker, out: 
     """The final evaluation, its checkpoint and the artefacts of a run whose intervals are done; returns the
     summary (a sweep's: sweep.json's content)."""
     sched = parts["program"].schedule
+    stopped = progress.done < sched.num_intervals  # --stop-at-return ended it
+    if stopped and lead:
+        frames = progress.done * sched.frames_per_interval
+        print(
+            f"every seed's last-100 training return reached {args.stop_at_return:g} after {frames} of "
+            f"{sched.total_frames} frames per seed; training stopped (--resume continues it)",
+            file=sys.stderr,
+        )
     returns = sharding.to_numpy(parts["evaluate"](progress.state))  # (runs, episodes)
     final_eval = artifacts.final_eval(returns)
     policy_path = save(final_eval)
@@ -508,6 +530,8 @@ def finish(args, plan, parts, progress, compile_time, mesh, save, tracker, out: 
         sharding.to_numpy(parts["evaluate_sampled"](progress.state))
     )
     summary = artifacts.summary(plan, sched, progress, final_eval, compile_time, used, policy_path, sampled)
+    if stopped:
+        summary["stopped_at_return"] = args.stop_at_return
     if not lead:
         return summary
     artifacts.write_summary(plan, progress, summary, out)

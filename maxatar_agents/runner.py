@@ -166,10 +166,11 @@ def run_intervals(
     runs: list[dict[str, Any]],
     mesh: Mesh | None,
     after_interval: Callable[[dict[str, np.ndarray], float], None],
+    until: Callable[[dict[str, np.ndarray]], bool] | None = None,
 ) -> None:
     """Run the remaining intervals, updating `progress` after each (so that an interrupt leaves it at the
     last completed interval; `runs` label its rows, see `Plan.runs`) and then calling
-    `after_interval(metrics, seconds)`."""
+    `after_interval(metrics, seconds)`; stop early once `until(metrics)` is true."""
     sched: Schedule = parts["program"].schedule
     while progress.done < sched.num_intervals:
         interrupts.check()  # a Ctrl-C whose KeyboardInterrupt was lost (`interrupts`)
@@ -185,6 +186,8 @@ def run_intervals(
             row = {k: _scalar(v[i]) for k, v in metrics.items()}
             progress.rows.append({**run, **row, "wall_time": progress.wall})
         after_interval(metrics, elapsed)
+        if until is not None and until(metrics):
+            return
 
 
 def progress_bar(plan: Plan, sched: Schedule, done: int):

@@ -229,6 +229,28 @@ def test_resume_after_ctrl_c_equals_uninterrupted_run(algorithm, tmp_path_factor
     assert resumed_rows == drop_time(csv.DictReader(open(full_out / "metrics.csv")))
 
 
+def test_stop_at_return_ends_where_the_full_run_first_reaches_it_and_resume_completes_it(tmp_path_factory):
+    full_out, full_summary = cli_run("ppo", tmp_path_factory)
+    rows = list(csv.DictReader(open(full_out / "metrics.csv")))
+    frames = sorted({int(r["frames"]) for r in rows})
+    lowest = [min(float(r["recent_return"]) for r in rows if int(r["frames"]) == f) for f in frames]
+    target = lowest[1]  # every seed is there after the second interval, perhaps after the first
+    stop_at = frames[next(i for i, low in enumerate(lowest) if low >= target)]
+    out = tmp_path_factory.mktemp("ppo-stop")
+
+    summary = cli.run("ppo", cli_args("ppo", out, "--stop-at-return", repr(target)))
+    assert summary["frames_per_seed"] == stop_at < full_summary["frames_per_seed"]
+    assert summary["stopped_at_return"] == target
+    stopped_rows = list(csv.DictReader(open(out / "metrics.csv")))
+    drop_time = lambda rows: [{k: v for k, v in r.items() if k != "wall_time"} for r in rows]
+    assert drop_time(stopped_rows) == drop_time(r for r in rows if int(r["frames"]) <= stop_at)
+
+    summary = cli.run("ppo", ["--out", str(out), "--resume", "--no-progress"])  # on to the run's full frames
+    assert "stopped_at_return" not in summary
+    assert summary["final_eval_return_per_seed"] == full_summary["final_eval_return_per_seed"]
+    assert drop_time(csv.DictReader(open(out / "metrics.csv"))) == drop_time(rows)
+
+
 # --- bad input ---
 
 
@@ -248,6 +270,7 @@ def test_bad_command_lines_fail_clearly(capsys, tmp_path):
     expect_usage_error(capsys, "dqn", ["--set", "batch_size=abc", *out], "--set batch_size=abc")
     expect_usage_error(capsys, "dqn", ["--set", "optimizer=sgd", *out], "optimizer must be")
     expect_usage_error(capsys, "dqn", ["--seeds", "0", *out], "--seeds must be >= 1")
+    expect_usage_error(capsys, "ppo", ["--stop-at-return", "nan", *out], "--stop-at-return must be a finite return")
     expect_usage_error(capsys, "sac", [*out, "--resume"], "no checkpoint")
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
