@@ -12,15 +12,20 @@
       minutes to the target, beside the published anchors.
   (d) `report`: the README's agents section from the results files of (a) and (c).
   (e) `speed`: frames per second of variants of a preset, side by side (where the training time goes).
+  (f) `command`: the whole command a user types, `python -m maxatar_agents.ALGO --env maxatar/GAME --seed S
+      --stop-at-return TARGET --out DIR`, timed from start to exit with a warm compilation cache (one run of
+      an unmeasured seed fills it first): start-up, compilation, training to MinAtar's DQN return, the final
+      evaluation and the files.
 
     python -m benchmarks.agents_bench cartpole --seeds 4
     python -m benchmarks.agents_bench throughput --frames 20000 --reference MinAtar/examples/dqn.py
     python -m benchmarks.agents_bench target --algo pqn --seeds 1 --minutes 15
     python -m benchmarks.agents_bench report --readme docs/agents/index.md
     python -m benchmarks.agents_bench speed --game Seaquest-v0 --variant one-epoch num_epochs=1
+    python -m benchmarks.agents_bench command --algo pqn --preset cpu --seeds 3
 
-(a) and (c) append their rows to CSV files in --out (default benchmarks/results/agents); (c) skips the
-(agent, game, seed) runs already there, so an interrupted benchmark continues where it stopped. Times exclude
+(a), (c) and (f) append their rows to CSV files in --out (default benchmarks/results/agents); (c) and (f) skip
+the (agent, game, seed) runs already there, so an interrupted benchmark continues where it stopped. Times exclude
 compilation, which is reported separately. Every figure depends on the machine and on what else runs on it;
 the script records the CPU count and load average beside the numbers.
 """
@@ -29,9 +34,13 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import importlib.util
+import json
 import os
 import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -265,6 +274,62 @@ def bench_speed(args) -> None:
         print(f"| {name} {' '.join(assignments)} | {fps:,.0f} | {fps / first:.2f}x |", flush=True)
 
 
+# --- (f) the whole command, to MinAtar's published DQN return ---
+
+
+def user_command(algo: str, env_id: str, preset: str, target: float, out: str, seed: int) -> None:
+    """One seed's training command, in a process of its own, until the target return (output kept back)."""
+    argv = ["--env", env_id, "--preset", preset, "--seed", str(seed), "--stop-at-return", str(target)]
+    argv += ["--no-progress", "--out", f"{out}/{seed}"]
+    subprocess.run([sys.executable, "-m", f"maxatar_agents.{algo}", *argv], text=True, capture_output=True, check=True)
+
+
+def bench_command(args) -> None:
+    """Each seed's command runs alone, as a user runs it, in a fresh process; a first run of seed `--seeds`
+    (not measured) fills the compilation cache that the measured ones read."""
+    path = args.out / "command.csv"
+    done = {(r["algo"], r["preset"], r["env"], int(r["seed"])) for r in read_rows(path)}
+    for game in args.games:
+        env_id, target = f"maxatar/{game}", MINATAR_DQN[game]
+        preset = args.preset or default_preset(agent_module(args.algo), env_id)
+        print(f"(f) python -m maxatar_agents.{args.algo} --preset {preset} on {env_id} --stop-at-return {target}")
+        with tempfile.TemporaryDirectory() as tmp:
+            command = functools.partial(user_command, args.algo, env_id, preset, target, tmp)
+            warm = False
+            for seed in range(args.seeds):
+                if (args.algo, preset, env_id, seed) in done:
+                    print(f"  seed {seed}: already in {path}")
+                    continue
+                if not warm:
+                    command(args.seeds)  # fills the compilation cache
+                    warm = True
+                start = time.time()
+                command(seed)
+                seconds = time.time() - start
+                summary = json.loads(Path(tmp, str(seed), "summary.json").read_text())
+                last = float(read_rows(Path(tmp, str(seed), "metrics.csv"))[-1]["recent_return"])
+                row = {
+                    "algo": args.algo,
+                    "preset": preset,
+                    "env": env_id,
+                    "seed": seed,
+                    "target": target,
+                    "reached": last >= target,
+                    "command_s": round(seconds, 1),
+                    "train_s": round(summary["wall_time"], 1),
+                    "compile_s": round(summary["compile_time_last_session"], 1),
+                    "frames": summary["frames_per_seed"],
+                    "last100_return": round(last, 2),
+                    "machine": machine(),
+                }
+                print(
+                    f"  seed {seed}: {row['command_s']} s in all, {row['train_s']} s of training, "
+                    f"{row['frames']} frames, last-100 return {last:.2f}",
+                    flush=True,
+                )
+                append_rows(path, [row])
+
+
 # --- (d) the README section ---
 
 
@@ -334,6 +399,34 @@ def bench_report(args) -> None:
                     f"{timing} | {to_target} | {fps:,.0f} | {MINATAR_DQN[game]} | {PGX_PPO[game]} |"
                 )
         lines += ["", f"Machine: {target[-1]['machine']}.", ""]
+    command = read_rows(args.out / "command.csv")
+    if command:
+        lines += [
+            "The whole command, as a user types it with a warm compilation cache (start-up, compilation, training "
+            "until every seed's last-100 training return reaches MinAtar's DQN return, the final evaluation of 100 "
+            "episodes and the files; `python -m maxatar_agents.pqn --env maxatar/GAME --preset cpu --seed S "
+            "--stop-at-return TARGET --out DIR`, each seed alone; `python -m benchmarks.agents_bench command --algo "
+            "pqn --preset cpu --seeds 3`):",
+            "",
+            "| game | agent (preset) | seeds reaching the target | seconds, whole command (per seed) | "
+            "of which training | frames (median) |",
+            "|---|---|---|---|---|---|",
+        ]
+        for game in GAMES:
+            runs = sorted({(r["algo"], r["preset"]) for r in command if r["env"] == f"maxatar/{game}"})
+            for algo, preset in runs:
+                rows = [
+                    r for r in command if r["env"] == f"maxatar/{game}" and (r["algo"], r["preset"]) == (algo, preset)
+                ]
+                hits = sum(r["reached"] == "True" for r in rows)
+                whole = ", ".join(f"{float(r['command_s']):.0f}" for r in rows)
+                train = ", ".join(f"{float(r['train_s']):.0f}" for r in rows)
+                frames = Spread.of(int(r["frames"]) for r in rows).median
+                lines.append(
+                    f"| {game.split('-')[0]} | {algo.upper()} (`{preset}`) | {hits}/{len(rows)} | {whole} | {train} | "
+                    f"{frames / 1e6:.2f}M |"
+                )
+        lines += ["", f"Machine: {command[-1]['machine']}.", ""]
     lines.append(README_END)
     section = "\n".join(lines)
     print(section)
@@ -373,13 +466,18 @@ def main(argv=None) -> None:
     )
     e.add_argument("--interval", type=int, default=131_072, help="frames per timed interval")
     e.add_argument("--intervals", type=int, default=2, help="timed intervals after the first")
+    f = sub.add_parser("command", help="(f) the whole command, to MinAtar's DQN return, with a warm cache")
+    f.add_argument("--algo", default="pqn", choices=DEEP_AGENTS)
+    f.add_argument("--preset", help="default: the agent's preset for each game")
+    f.add_argument("--games", nargs="+", default=GAMES, choices=GAMES)
+    f.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1, each run alone in turn")
     d = sub.add_parser("report", help="(d) the README section from the results files")
     d.add_argument("--readme", type=Path, help="rewrite this file's agents section (between the markers)")
-    for p in (a, c, d):
+    for p in (a, c, d, f):
         p.add_argument("--out", type=Path, default=RESULTS, help="results directory")
     args = parser.parse_args(argv)
     parts = {"cartpole": bench_cartpole, "throughput": bench_throughput, "target": bench_target, "speed": bench_speed}
-    {**parts, "report": bench_report}[args.part](args)
+    {**parts, "command": bench_command, "report": bench_report}[args.part](args)
 
 
 if __name__ == "__main__":
