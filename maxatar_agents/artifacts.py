@@ -208,6 +208,7 @@ def write_sweep(
     (runs, episodes) final evaluation. Returns sweep.json's content."""
     combos = grid.combinations(plan.sweep)
     num_seeds = len(plan.seeds)
+    frames = progress.done * sched.frames_per_interval  # the run's frames, fewer if --stop-at-return ended it
     results = []
     for j, combo in enumerate(combos):
         runs = slice(j * num_seeds, (j + 1) * num_seeds)
@@ -227,7 +228,7 @@ def write_sweep(
         (directory / "summary.json").write_text(json.dumps(own_summary, indent=1))
         title = f"{plan.algorithm.upper()} on {plan.config.env_id}, {grid.label(combo)}"
         plot_learning_curve(directory / "learning_curve.png", rows, title)
-        last = [r["recent_return"] for r in rows if r["frames"] == progress.done * sched.frames_per_interval]
+        last = [r["recent_return"] for r in rows if r["frames"] == frames]
         results.append(
             {
                 **combo,
@@ -245,15 +246,11 @@ def write_sweep(
         "seeds": plan.seeds,
         "sweep": {name: list(values) for name, values in plan.sweep.items()},
         "config": config_to_dict(plan.config),  # the swept fields' values here are unused
-        "frames_per_seed": progress.done * sched.frames_per_interval,
+        "frames_per_seed": frames,
         "runs": len(combos) * num_seeds,
         "wall_time": progress.wall,
         "compile_time_last_session": compile_time,
-        "frames_per_second_all_runs": progress.done
-        * sched.frames_per_interval
-        * len(combos)
-        * num_seeds
-        / max(progress.wall, 1e-9),
+        "frames_per_second_all_runs": frames * len(combos) * num_seeds / max(progress.wall, 1e-9),
         "best": max(results, key=lambda r: r["final_eval_return_mean"])["dir"],
         "results": results,
         "num_devices": len(devices),
