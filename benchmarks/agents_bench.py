@@ -191,6 +191,11 @@ def run_reference(path: str, env_id: str, frames: int):
 # --- (c) time to MinAtar's published DQN return ---
 
 
+def run_columns(algo: str, preset: str, env_id: str, seed: int, target: float) -> dict:
+    """The columns that name a run in target.csv and command.csv (what a resumed benchmark skips)."""
+    return {"algo": algo, "preset": preset, "env": env_id, "seed": seed, "target": target}
+
+
 def bench_target(args) -> None:
     """Each seed trains alone, one after the other (as one `--seeds 1` run each), so the wall time of every
     seed is what a user sees; the compiled program is shared by a game's seeds. The run is the preset's
@@ -231,11 +236,7 @@ def bench_target(args) -> None:
             verdict = f"reached {target}" if hit else f"did not reach {target}"
             print(f"seed {seed}: {verdict} ({frames} frames, {elapsed / 60:.1f} min of training)")
             row = {
-                "algo": args.algo,
-                "preset": preset,
-                "env": env_id,
-                "seed": seed,
-                "target": target,
+                **run_columns(args.algo, preset, env_id, seed, target),
                 "reached": hit is not None,
                 "frames": frames,
                 "train_s": round(elapsed, 1),
@@ -309,11 +310,7 @@ def bench_command(args) -> None:
                 summary = json.loads(Path(tmp, str(seed), "summary.json").read_text())
                 last = float(read_rows(Path(tmp, str(seed), "metrics.csv"))[-1]["recent_return"])
                 row = {
-                    "algo": args.algo,
-                    "preset": preset,
-                    "env": env_id,
-                    "seed": seed,
-                    "target": target,
+                    **run_columns(args.algo, preset, env_id, seed, target),
                     "reached": last >= target,
                     "command_s": round(seconds, 1),
                     "train_s": round(summary["wall_time"], 1),
