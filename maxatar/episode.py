@@ -168,10 +168,10 @@ def autoreset(
     selected first and observed once (XLA compiles unused observations away)."""
     num_draws = env.num_draws
     draws = env.draws_from_uniforms(uniforms[:num_draws], state, params)
-    # A finished state that is replaced below needs no freeze (NEXT_STEP, SAME_STEP without final_obs): skipping
-    # the freeze's select per field makes the program smaller and quicker to compile at no cost to the step.
-    freeze = mode == DISABLED or (mode == SAME_STEP and final_obs)
-    stepped, reward, terminated, truncated, info = advance(env, state, action, draws, params, freeze)
+    # A finished state that is replaced below needs no freeze (NEXT_STEP, SAME_STEP): skipping the freeze's select
+    # per field makes the program smaller, quicker to compile and to run. A frozen game's observation is the
+    # loaded state's, so SAME_STEP's final_obs selects between two observations instead.
+    stepped, reward, terminated, truncated, info = advance(env, state, action, draws, params, mode == DISABLED)
     if mode == DISABLED:
         return stepped, terminated | truncated, env.observation(stepped), reward, terminated, truncated, info
     _, fresh = restart(env, uniforms[num_draws:], params, stepped if mode == SAME_STEP else state)
@@ -179,7 +179,8 @@ def autoreset(
         done = terminated | truncated
         next_state = tree_select(done, fresh, stepped)
         if final_obs:
-            info = {**info, "final_obs": env.observation(stepped)}
+            last = jnp.where(state.terminated, env.observation(state), env.observation(stepped))
+            info = {**info, "final_obs": last}
         return next_state, jnp.zeros_like(done), env.observation(next_state), reward, terminated, truncated, info
     next_state = tree_select(pending, fresh, stepped)
     reward = jnp.where(pending, 0.0, reward)
@@ -331,7 +332,8 @@ def ended_on_load(mode: AutoresetMode, start: EnvState, chosen=None) -> np.ndarr
     """Which environments given start state `start` (one per environment, on the host) begin pending: those whose
     episode has ended, in the NEXT_STEP and DISABLED modes, as after a step that ends an episode (the next step
     resets them; DISABLED: the caller resets them first), so that no engine steps an ended game. SAME_STEP
-    freezes and resets it within the step. `chosen`: the environments that load (None: all)."""
+    resets it within the step, with the loaded game's observation as the final one. `chosen`: the environments
+    that load (None: all)."""
     ended = np.asarray(jax.device_get(start.terminated), bool)
     if mode == SAME_STEP:
         return np.zeros_like(ended)

@@ -88,3 +88,17 @@ def test_keep_last_action_moved():
     with pytest.warns(DeprecationWarning, match="maxatar.keep_last_action"):
         old = maxatar.core.keep_last_action(fresh, previous)
     assert int(old.last_action) == int(maxatar.keep_last_action(fresh, previous).last_action) == 3
+
+
+def test_a_state_loaded_ended_finishes_in_the_same_step_with_its_own_final_observation():
+    env, params = maxatar.make("Seaquest-v0")
+    state = env.reset(jax.random.key(0), params)[1]
+    for i in range(20):  # a game under way, whose observation differs from a fresh one
+        state = env.step(jax.random.key(i), state, 1, params)[1]
+    dead = dataclasses.replace(state, terminated=jnp.bool_(True))
+    obs, fresh, reward, terminated, truncated, info = jax.jit(maxatar.AutoReset(env, final_obs=True).step)(
+        jax.random.key(99), dead, 3, params
+    )
+    np.testing.assert_array_equal(info["final_obs"], env.observation(dead))  # the game as loaded, not stepped on
+    assert float(reward) == 0.0 and bool(terminated) and not bool(fresh.terminated)
+    np.testing.assert_array_equal(obs, env.observation(fresh))
