@@ -192,8 +192,13 @@ def run_reference(path: str, env_id: str, frames: int):
 
 
 def run_columns(algo: str, preset: str, env_id: str, seed: int, target: float) -> dict:
-    """The columns that name a run in target.csv and command.csv (what a resumed benchmark skips)."""
+    """The columns that name a run in target.csv and command.csv."""
     return {"algo": algo, "preset": preset, "env": env_id, "seed": seed, "target": target}
+
+
+def finished_runs(path: Path) -> set[tuple]:
+    """The (algo, preset, env, seed) of the runs already in `path`: what a resumed benchmark skips."""
+    return {(r["algo"], r["preset"], r["env"], int(r["seed"])) for r in read_rows(path)}
 
 
 def bench_target(args) -> None:
@@ -203,7 +208,7 @@ def bench_target(args) -> None:
     at the preset's last frame, or after `--minutes` of training."""
     module = agent_module(args.algo)
     path = args.out / "target.csv"
-    done = {(r["algo"], r["preset"], r["env"], int(r["seed"])) for r in read_rows(path)}
+    done = finished_runs(path)
     for game in args.games:
         env_id, target = f"maxatar/{game}", MINATAR_DQN[game]
         preset = args.preset or default_preset(module, env_id)
@@ -282,14 +287,16 @@ def user_command(algo: str, env_id: str, preset: str, target: float, out: str, s
     """One seed's training command, in a process of its own, until the target return (output kept back)."""
     argv = ["--env", env_id, "--preset", preset, "--seed", str(seed), "--stop-at-return", str(target)]
     argv += ["--no-progress", "--out", f"{out}/{seed}"]
-    subprocess.run([sys.executable, "-m", f"maxatar_agents.{algo}", *argv], text=True, capture_output=True, check=True)
+    result = subprocess.run([sys.executable, "-m", f"maxatar_agents.{algo}", *argv], text=True, capture_output=True)
+    if result.returncode:
+        raise SystemExit(f"{algo} {' '.join(argv)} failed (exit {result.returncode}):\n{result.stderr[-2000:]}")
 
 
 def bench_command(args) -> None:
     """Each seed's command runs alone, as a user runs it, in a fresh process; a first run of seed `--seeds`
     (not measured) fills the compilation cache that the measured ones read."""
     path = args.out / "command.csv"
-    done = {(r["algo"], r["preset"], r["env"], int(r["seed"])) for r in read_rows(path)}
+    done = finished_runs(path)
     for game in args.games:
         env_id, target = f"maxatar/{game}", MINATAR_DQN[game]
         preset = args.preset or default_preset(agent_module(args.algo), env_id)

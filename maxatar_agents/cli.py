@@ -109,8 +109,7 @@ def build_parser(algorithm: str, module) -> argparse.ArgumentParser:
         metavar="R",
         help="end training once every seed's (and swept value's) mean return over its last 100 training episodes "
         "has reached R (checked after each logging interval), then evaluate and write the files as for a finished "
-        "run; "
-        "--resume continues it to the run's full frames",
+        "run; --resume continues it to the run's full frames",
     )
     parser.add_argument("--gif", action="store_true", help="render the trained policy to OUT/policy.gif")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")

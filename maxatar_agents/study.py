@@ -70,8 +70,14 @@ def make_storage(storage: str, heartbeat: int = 0):
     `STALE_RETRIES` times), instead of staying RUNNING forever. On a server database, a call that loses the
     connection is tried again for up to `reconnect_seconds` (`reconnecting_storage`)."""
     optuna = require_optuna()
-    if not heartbeat and not is_server(storage):
-        return storage  # Optuna makes the storage itself, as before heartbeats
+    if not is_server(storage):
+        if not heartbeat:
+            return storage  # Optuna makes the storage itself, as before heartbeats
+        kind, options = optuna.storages.RDBStorage, {}
+    else:  # pool_pre_ping: a connection the database closed (a restart) is replaced
+        kind, options = reconnecting_storage(), {"engine_kwargs": {"pool_pre_ping": True}}
+        if not heartbeat:
+            return kind(storage, **options)
     retry = getattr(optuna.storages, "RetryHeartbeatStaleTrialCallback", None)  # Optuna >= 4.9's name
     keyword = "failed_trial_callback" if retry is None else "heartbeat_stale_trial_callback"
     with warnings.catch_warnings():
@@ -90,13 +96,8 @@ def make_storage(storage: str, heartbeat: int = 0):
             file=sys.stderr,
         )
 
-    if not heartbeat:
-        return reconnecting_storage()(storage, engine_kwargs={"pool_pre_ping": True})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        kind, options = optuna.storages.RDBStorage, {}
-        if is_server(storage):  # pool_pre_ping: a connection the database closed (a restart) is replaced
-            kind, options = reconnecting_storage(), {"engine_kwargs": {"pool_pre_ping": True}}
         return kind(
             storage, heartbeat_interval=heartbeat, grace_period=2 * heartbeat, **{keyword: retry_and_say}, **options
         )
