@@ -52,6 +52,7 @@ constructor arguments (its `rules.py`) and an environment without a table (`Envi
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -351,9 +352,13 @@ def check_num_envs(num_envs) -> int:
 
 
 def check_registered(env_id, known) -> None:
-    """An id among the `known` ones (the registry's, or the gymnax facade's, which adds gymnax's names)."""
+    """An id among the `known` ones (the registry's, or the gymnax facade's, which adds gymnax's names); an
+    unknown one is refused naming the closest known id, case aside ("did you mean")."""
     if env_id not in known:
-        raise InputError(f"unknown environment id {env_id!r}; known ids: {', '.join(known)}")
+        by_case = {name.casefold(): name for name in known}
+        close = difflib.get_close_matches(str(env_id).casefold(), by_case, n=1)
+        hint = f"; did you mean {by_case[close[0]]!r}?" if close else ""
+        raise InputError(f"unknown environment id {env_id!r}{hint} (known ids: {', '.join(known)})")
 
 
 def check_flag(name: str, value) -> bool:

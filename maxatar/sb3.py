@@ -23,6 +23,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from maxatar.checks import InputError, check_actions, check_num_envs, check_seed
+from maxatar.extras import require
 from maxatar.gym import MaxAtarVectorEnv
 from maxatar.reset_options import DIFFICULTY, STATE, parse
 
@@ -45,6 +46,7 @@ def batch_options(options: list[dict], default_level) -> dict:
 def make_sb3_vec_env(env_id: str, num_envs: int = 8, seed: int | None = None, **kwargs):
     """An SB3 `VecEnv` of `num_envs` copies of `env_id`; kwargs go to `maxatar.make` (one set of params: batched
     ones are refused, as by `gymnasium.make_vec`)."""
+    require("sb3", "stable_baselines3")
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
     seed = check_seed(seed)  # before anything is built (maxatar.checks)

@@ -8,6 +8,7 @@ import sys
 import typing
 from collections.abc import Callable, Sequence
 
+from maxatar.extras import MissingExtra, require
 from maxatar.settings import SETTINGS
 
 MAX_FRAMES = 10_000  # a rollout's frames are held in memory before the GIF is written
@@ -146,8 +147,22 @@ def run_play(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return 0
 
 
+def require_extras(args: argparse.Namespace) -> None:
+    """The extras the command needs, checked before any work: a GIF needs imageio, a window pygame, a trained
+    policy the agents' modules (`maxatar.extras.require`)."""
+    from renderers.policies import AGENT_MODULES
+
+    require("render", "imageio" if args.command == "gif" else "pygame")
+    if args.policy not in (None, "random"):
+        require("agents", *AGENT_MODULES)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line entry point (`python -m renderers`); `argv` lets tests call it in process."""
     parser = build_parser()
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        require_extras(args)
+    except MissingExtra as error:
+        parser.exit(2, f"{parser.prog} {args.command}: error: {error}\n")
     return args.run(args.subparser, args)  # errors name the subcommand

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from maxatar.extras import require
+
 
 def check_output_path(path: str | os.PathLike) -> Path:
     """Fail before any work if a GIF cannot be written at `path`; returns it as a `Path`."""
@@ -29,6 +31,7 @@ def write_gif(path: str | os.PathLike, frames, fps: float = 15.0) -> Path:
     GIF delays are whole hundredths of a second, so the speed is rounded; Pillow merges identical
     consecutive frames into one longer frame (the step counter of the overlay keeps frames distinct).
     """
+    require("render", "imageio")
     import imageio.v3 as iio
 
     frames = np.asarray(frames)

@@ -18,9 +18,10 @@ import jax.numpy as jnp
 
 import maxatar
 from maxatar.core import Environment, EnvParams, EnvState
+from maxatar.extras import require
 from renderers.frames import frame
 from renderers.rollout import Policy
-from renderers.window import Window
+from renderers.window import Window, init_display
 
 # SDL's video drivers that show nothing: SDL falls back to one where there is no display (no DISPLAY or
 # WAYLAND_DISPLAY), and `play` would then run episodes nobody sees, with no key ever pressed.
@@ -88,11 +89,12 @@ def play(
     """Run the game until the window closes (or `max_steps` steps); returns the finished episodes' returns.
     With `policy` (`act(key, obs) -> action`, e.g. a trained agent's) it chooses the actions, not the keys.
     `make_kwargs` go to `maxatar.make` (a setting, or the environment a policy was trained in)."""
+    require("render", "pygame")
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
     import pygame
 
     env, params = maxatar.make(env_id, **make_kwargs)
-    pygame.display.init()  # pygame translates key names to codes once its display is up
+    init_display(pygame)  # pygame translates key names to codes once its display is up
     check_display(pygame)
     keys = {pygame.key.key_code(name): name for name in env.looks.keymap}
     controls = "arrows move, space fires, R restarts, Esc quits" if policy is None else "R restarts, Esc quits"

@@ -21,10 +21,12 @@ import importlib
 from pathlib import Path
 from typing import Any
 
+from maxatar.extras import require
 from maxatar.registry import canonical_name
 from renderers.rollout import Policy
 
 CHECKPOINT_MODULE = "maxatar_agents.policies"
+AGENT_MODULES = ("flax", "optax")  # what loading a trained policy imports, from the `agents` extra
 PRETRAINED = "pretrained"  # `--policy pretrained`: the shipped policy of --env (`pretrained:<id>` names one)
 DEFAULT_SETTING = "minatar"  # what a checkpoint without a recorded setting was trained in (maxatar.make's default)
 
@@ -41,6 +43,7 @@ def load_checkpoint_policy(path: str | Path, env_id: str) -> tuple[Policy, dict[
         raise PolicyError(
             f"--policy must be 'random', 'pretrained' or a path to a checkpoint; {str(path)!r} does not exist"
         )
+    require("agents", *AGENT_MODULES)  # before the import, whose error would name only the first one missing
     try:
         module = importlib.import_module(CHECKPOINT_MODULE)
     except ImportError as error:

@@ -6,6 +6,23 @@ import os
 
 import numpy as np
 
+from maxatar.extras import require
+
+
+def init_display(pygame) -> None:
+    """`pygame.display.init()`, quietly where there is no display: with neither DISPLAY nor WAYLAND_DISPLAY set
+    (and no SDL_VIDEODRIVER asked for), SDL would probe Wayland, whose library prints `error: XDG_RUNTIME_DIR is
+    invalid or not set` before SDL falls back to a driver that shows nothing; SDL's offscreen driver, that
+    fallback, is named for this one call instead."""
+    if any(os.environ.get(name) for name in ("SDL_VIDEODRIVER", "DISPLAY", "WAYLAND_DISPLAY")):
+        pygame.display.init()
+        return
+    os.environ["SDL_VIDEODRIVER"] = "offscreen"
+    try:
+        pygame.display.init()
+    finally:
+        del os.environ["SDL_VIDEODRIVER"]  # `renderers.play.check_display` tells a driver asked for from a fallback
+
 
 class Window:
     """Shows uint8 (H, W, 3) frames, each enlarged `zoom` times, and paces `show` to `fps` calls per second.
@@ -20,6 +37,7 @@ class Window:
             raise ValueError(f"fps must be positive, got {fps!r}")
         if not isinstance(zoom, int) or zoom < 1:
             raise ValueError(f"zoom must be a positive integer, got {zoom!r}")
+        require("render", "pygame")
         os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
         import pygame
 
@@ -39,7 +57,7 @@ class Window:
             raise ValueError(f"frame must be uint8 of shape (H, W, 3), got {image.dtype}{list(image.shape)}")
         size = (image.shape[1] * self.zoom, image.shape[0] * self.zoom)
         if self._screen is None or self._screen.get_size() != size:
-            pygame.display.init()
+            init_display(pygame)
             pygame.display.set_caption(self.title)
             self._screen = pygame.display.set_mode(size)
             self.closed = False

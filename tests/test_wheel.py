@@ -2,10 +2,14 @@
 folder, it runs what the docs promise (the demo, every Gymnasium id, `make_vec`, the gymnax facade, the shipped
 policies, the agents' command line), and carries none of the project's own release pipeline.
 
-The environment sees the system's packages (`--system-site-packages`, so jax and the extras need no download)
-and gets the wheel with `--no-deps`; its own site-packages come first on `sys.path`, and every command checks
-that MaxAtar is imported from there, not from the checkout (which may be installed editable system-wide). The
-release checklist in docs/contributing.md runs the same build with `python -m build` and `twine check`.
+The environment sees the packages of the interpreter running the tests (a `.pth` file lists its site-packages
+directories, so jax and the extras need no download, whether the tests run in a virtual environment or not;
+`--system-site-packages` would show a virtual environment's base interpreter instead) and gets the wheel with
+`--no-deps`; its own site-packages come first on `sys.path`, and every command checks that MaxAtar is imported
+from there, not from the checkout (which may be installed editable). A second environment sees only MaxAtar's
+own dependencies, as `pip install maxatar` brings them: each entry point that needs an extra says which one, in
+one line. The release checklist in docs/contributing.md runs the same build with `python -m build` and `twine
+check`.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import shutil
+import site
 import subprocess
 import sys
 import time
@@ -20,6 +25,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
 
@@ -113,16 +120,69 @@ def wheel(tmp_path_factory) -> Path:
     return built
 
 
+def environment_with(wheel: Path, env: Path, site_dirs: list[str]) -> Path:
+    """A fresh virtual environment at `env` holding the wheel, which sees the packages in `site_dirs` after its
+    own; returns its bin/ directory."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", env], check=True)
+    python = env / "bin" / "python"
+    where = [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]
+    purelib = Path(subprocess.run(where, check=True, capture_output=True, text=True).stdout.strip())
+    (purelib / "packages-seen.pth").write_text("".join(f"{path}\n" for path in site_dirs))
+    # This interpreter's pip installs into the environment; --ignore-installed leaves an editable install alone.
+    install = ["-m", "pip", "--disable-pip-version-check", "--python", python, "install", "-q", "--no-deps"]
+    subprocess.run([sys.executable, *install, "--ignore-installed", wheel], check=True)
+    return env / "bin"
+
+
+def dependencies_only(dest: Path) -> list[str]:
+    """A site directory of links to MaxAtar's own dependencies and theirs, as installed here (what `pip install
+    maxatar` brings), and no extra."""
+    from importlib import metadata
+
+    todo = [
+        Requirement(text) for text in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    ]
+    seen = set()
+    while todo:
+        requirement = todo.pop()
+        if canonicalize_name(requirement.name) in seen:
+            continue
+        seen.add(canonicalize_name(requirement.name))
+        dist = metadata.distribution(requirement.name)
+        for top in {file.parts[0] for file in dist.files or ()} - {"..", "__pycache__"}:
+            if not (dest / top).exists():
+                (dest / top).symlink_to(dist.locate_file(top))
+        wanted = [{"extra": extra} for extra in requirement.extras or {""}]
+        for text in dist.requires or ():
+            needed = Requirement(text)
+            if needed.marker is None or any(needed.marker.evaluate(env) for env in wanted):
+                todo.append(needed)
+    return [str(dest)]
+
+
 @pytest.fixture(scope="module")
 def venv(wheel, tmp_path_factory) -> Path:
-    """A fresh environment holding the wheel; returns its bin/ directory."""
-    env = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", env], check=True)
-    python = env / "bin" / "python"
-    # The system's pip runs in the environment; --ignore-installed leaves an editable install outside it alone.
-    install = ["-m", "pip", "--disable-pip-version-check", "install", "-q", "--no-deps", "--ignore-installed"]
-    subprocess.run([python, *install, wheel], check=True)
-    return env / "bin"
+    """A fresh environment holding the wheel and seeing every package installed here; its bin/ directory."""
+    site_dirs = site.getsitepackages() + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])
+    return environment_with(wheel, tmp_path_factory.mktemp("venv"), site_dirs)
+
+
+@pytest.fixture(scope="module")
+def bare_venv(wheel, tmp_path_factory) -> Path:
+    """A fresh environment holding the wheel and seeing only MaxAtar's own dependencies; its bin/ directory."""
+    site_dirs = dependencies_only(tmp_path_factory.mktemp("dependencies"))
+    return environment_with(wheel, tmp_path_factory.mktemp("bare-venv"), site_dirs)
+
+
+def run_in(venv: Path, command: str, cwd: Path) -> subprocess.CompletedProcess:
+    """`command` in a shell whose PATH starts with the environment's bin/, in `cwd`; prints what it printed."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{venv}{os.pathsep}{env['PATH']}"
+    env["MAXATAR_CACHE_DIR"] = str(venv.parent / "jax-cache")  # a fresh environment compiles from scratch
+    start = time.perf_counter()
+    run = subprocess.run(command, shell=True, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    print(f"$ {command}   ({time.perf_counter() - start:.1f} s)\n{(run.stdout + run.stderr)[-1500:]}")
+    return run
 
 
 def test_the_wheel_carries_the_packages_the_licence_and_the_shipped_policies(wheel):
@@ -141,12 +201,45 @@ def test_the_wheel_leaves_the_release_pipeline_in_the_checkout(wheel):
 @pytest.mark.parametrize("name", COMMANDS)
 def test_the_installed_wheel_runs_the_documented_commands_in_an_empty_folder(name, venv, tmp_path):
     (tmp_path / "api.py").write_text(API)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env["PATH"] = f"{venv}{os.pathsep}{env['PATH']}"
-    env["MAXATAR_CACHE_DIR"] = str(venv.parent / "jax-cache")  # a fresh environment compiles from scratch
     command, writes = COMMANDS[name]
-    start = time.perf_counter()
-    run = subprocess.run(command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-    print(f"$ {command}   ({time.perf_counter() - start:.1f} s)\n{(run.stdout + run.stderr)[-1500:]}")
+    run = run_in(venv, command, tmp_path)
     assert run.returncode == 0, f"`{command}` failed:\n{run.stderr[-3000:]}"
     assert (tmp_path / writes).is_file()
+
+
+# Without extras: what each entry point prints, and its exit status (1: an uncaught MissingExtra's traceback).
+BARE = """
+import gymnasium
+
+from maxatar.extras import MissingExtra
+
+for name, call in {
+    "sb3": lambda: __import__("maxatar.sb3", fromlist=["_"]).make_sb3_vec_env("maxatar/Breakout-v0", num_envs=2),
+    "human": lambda: gymnasium.make("maxatar/Breakout-v0", render_mode="human").reset(seed=0),
+}.items():
+    try:
+        call()
+    except MissingExtra as error:
+        print(f"{name}: {error}")
+"""
+MISSING = {
+    "python -m renderers gif --env maxatar/Breakout-v0 --out x.gif": (
+        'python -m renderers gif: error: imageio is not installed: pip install "maxatar[render]"'
+    ),
+    "python -m renderers play --env maxatar/Breakout-v0": (
+        'python -m renderers play: error: pygame is not installed: pip install "maxatar[render]"'
+    ),
+    "python bare.py": (
+        'sb3: stable_baselines3 is not installed: pip install "maxatar[sb3]"\n'
+        'human: pygame is not installed: pip install "maxatar[render]"'
+    ),
+}
+
+
+def test_without_extras_each_entry_point_names_the_extra_to_install_before_any_work(bare_venv, tmp_path):
+    (tmp_path / "bare.py").write_text(BARE)
+    for command, said in MISSING.items():
+        run = run_in(bare_venv, command, tmp_path)
+        assert (run.stdout + run.stderr).strip() == said, command
+        assert run.returncode == (2 if command.startswith("python -m") else 0), command
+    assert not (tmp_path / "x.gif").exists()
