@@ -60,3 +60,17 @@ def test_the_check_finds_what_it_looks_for():
     assert modules(text) == {"lab.results"} and scripts(text) == {"docs/make_pages.py"}
     assert paths(text) == {"docs/make_pages.py", "maxatar/games/"}
     assert not module_exists("lab.nothing_here") and module_exists("pytest")
+
+
+def test_ci_runs_the_readmes_test_command_in_a_fresh_virtual_environment():
+    """`.ci/run` runs the README's test command, step by step and in its order, after making and activating a
+    virtual environment as the README's set-up does, so that CI sees what a user's environment holds."""
+    readme = (ROOT / "README.md").read_text()
+    (command,) = [line for line in readme.splitlines() if line.startswith("pip install") and line.endswith("pytest -q")]
+    steps = command.split(" && ")
+    ci = [line.split("  #")[0] for line in (ROOT / ".ci/run").read_text().splitlines() if line and line[0] != "#"]
+    assert "python -m venv .venv && . .venv/bin/activate" in readme
+    venv = ci.index('python -m venv "$venv"')
+    assert ci[venv + 1] == '. "$venv/bin/activate"' and ci[venv - 1].startswith('venv="$(mktemp -d)/')
+    found = [ci.index(step) for step in steps]  # each step a line of its own
+    assert found == sorted(found) and found[0] > venv + 1, (steps, ci)
