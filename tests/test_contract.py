@@ -156,8 +156,12 @@ def test_bad_input_is_rejected(env_id):
 
 
 def test_make_rejects_bad_configuration():
-    with pytest.raises(ValueError, match="unknown environment id"):
+    with pytest.raises(ValueError, match="unknown environment id") as refused:
         maxatar.make("maxatar/Pong-v0")
+    assert "did you mean" not in str(refused.value)  # nothing close
+    for typo in ("maxatar/breakout-v0", "Breakot-v0"):  # every front end checks ids here (maxatar.checks)
+        with pytest.raises(ValueError, match=r"did you mean 'maxatar/Breakout-v0'\?"):
+            maxatar.make(typo)
     with pytest.raises(ValueError, match="sticky_action_prob"):
         maxatar.make("CartPole-v1", sticky_action_prob=1.5)
     with pytest.raises(ValueError, match="sticky_action_prob"):

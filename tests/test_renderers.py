@@ -5,6 +5,7 @@ Compiles are the cost here, so rollouts share one length and policy objects (equ
 """
 
 import dataclasses
+import os
 import sys
 import types
 from pathlib import Path
@@ -440,3 +441,19 @@ def test_play_without_a_display_stops_with_an_error(monkeypatch, capsys):
     assert stop.value.code == 2
     assert "no display to open the game's window on" in capsys.readouterr().err
     assert not pygame.display.get_init()
+
+
+def test_without_a_display_a_window_opens_quietly_and_play_refuses(monkeypatch, capfd):
+    """No DISPLAY, WAYLAND_DISPLAY or SDL_VIDEODRIVER (a headless machine; `check_env` opens a render_mode="human"
+    window): SDL's Wayland probe would print `error: XDG_RUNTIME_DIR is invalid`; the window opens on SDL's
+    offscreen driver without a word, and `play` still refuses to play where nobody sees."""
+    for name in ("SDL_VIDEODRIVER", "DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(name, raising=False)
+    window = Window(fps=1000)
+    window.show(np.zeros((4, 4, 3), np.uint8))
+    window.close()
+    with pytest.raises(SystemExit) as stop:
+        main(["play", "--env", "maxatar/Doors-v0", "--steps", "1"])
+    err = capfd.readouterr().err
+    assert stop.value.code == 2 and "no display to open the game's window on" in err
+    assert "XDG_RUNTIME_DIR" not in err and "SDL_VIDEODRIVER" not in os.environ
