@@ -21,11 +21,12 @@ __all__ = [
     "EpisodeStatistics",
     "keep_last_action",
     "make",
+    "register",
     "registered_ids",
     "sharding",
 ]
 
 from maxatar import sharding  # noqa: E402  (several devices: meshes, placement, batched reset/step)
-from maxatar.gym import register_envs  # noqa: E402  (registration needs the registry above)
+from maxatar.gym import register, register_envs  # noqa: E402  (registration needs the registry above)
 
 register_envs()

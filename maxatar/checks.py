@@ -102,15 +102,17 @@ def _is_traced(value) -> bool:
 
 
 def check_env_id(env_id) -> str:
-    """The canonical name of an id (`Breakout-v0`): `Breakout-v0`, `maxatar/Breakout-v0` and either behind
-    Gymnasium's `maxatar:` module prefix name it. Whether the name is registered is the registry's to say."""
+    """The canonical name of an id: `Breakout-v0` for the package's games (`Breakout-v0`, `maxatar/Breakout-v0`,
+    either behind Gymnasium's `maxatar:` module prefix), the id itself for a game another package registers
+    (`my_games/Catch-v0`, behind its module's prefix `my_games:` or not). Whether the name is registered is the
+    registry's to say (importing the prefix's module first, as Gymnasium does: `maxatar.registry.canonical_name`)."""
     if not isinstance(env_id, str):
         raise InputError(f"env_id must be a string such as 'maxatar/Breakout-v0', got {env_id!r}")
-    name = env_id.removeprefix(MODULE_PREFIX)
-    if ":" in name:
+    module, _, name = env_id.rpartition(":")
+    if module and not all(part.isidentifier() for part in module.split(".")):
         raise InputError(
-            f"env_id {env_id!r} has an unknown module prefix: MaxAtar's ids are 'Breakout-v0' or "
-            f"'maxatar/Breakout-v0', optionally behind Gymnasium's {MODULE_PREFIX!r} prefix"
+            f"env_id {env_id!r}: {module!r} is no module name; an id may stand behind Gymnasium's module prefix, "
+            f"as in {MODULE_PREFIX}maxatar/Breakout-v0 or my_games:my_games/Catch-v0"
         )
     return name.removeprefix(NAMESPACE)
 

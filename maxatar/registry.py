@@ -6,6 +6,7 @@ import dataclasses
 import functools
 import importlib
 import inspect
+import re
 from typing import NamedTuple
 
 from maxatar import compilation_cache
@@ -58,16 +59,62 @@ MINATAR_GAMES = tuple(name for name, spec in MINATAR_SPECS.items() if spec.obs_t
 NAMESPACE = "maxatar"
 
 
+# A game of another package: `<namespace>/<Name>-v<version>`, in a namespace of its own.
+OWN_ID = re.compile(r"(?!maxatar/)[A-Za-z_][\w.-]*/[A-Za-z_][\w.-]*-v\d+")
+ENTRY_POINT = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
+
+
+def register(env_id: str, entry_point: str, **kwargs) -> None:
+    """Add the game of another package under `env_id` (`my_games/Catch-v0`: a namespace of its own, not
+    `maxatar`), played by `entry_point` (`"my_games.catch:Catch"`, an `Environment` subclass imported on first
+    use) built with `kwargs`. Its package calls this when imported, so that `maxatar.make("my_games/Catch-v0")`
+    and Gymnasium's `make("my_games:my_games/Catch-v0")` (which imports `my_games` first) find it. Registering
+    an id again as it is does nothing; `maxatar.register` registers it with Gymnasium too."""
+    if not isinstance(env_id, str) or not OWN_ID.fullmatch(env_id):
+        raise InputError(
+            f"env_id must be '<namespace>/<Name>-v<version>' in a namespace of your own (not 'maxatar'), such as "
+            f"'my_games/Catch-v0'; got {env_id!r}"
+        )
+    if not isinstance(entry_point, str) or not ENTRY_POINT.fullmatch(entry_point):
+        raise InputError(f"entry_point must be 'module:Class', such as 'my_games.catch:Catch'; got {entry_point!r}")
+    spec = Spec(entry_point, dict(kwargs))
+    if SPECS.get(env_id, spec) != spec:
+        raise InputError(f"{env_id} is registered already, as {SPECS[env_id].entry_point} with {SPECS[env_id].kwargs}")
+    SPECS[env_id] = spec
+
+
 def registered_ids(variants: bool = False) -> list[str]:
-    """Every id, with the `maxatar/` namespace, as Gymnasium knows them; with `variants`, the observation
-    variants' ids too (`maxatar/Breakout-flat-v0`, ...)."""
-    return [f"{NAMESPACE}/{name}" for name, spec in SPECS.items() if variants or spec.obs_type is None]
+    """Every id as Gymnasium knows it (the package's games in the `maxatar/` namespace, other packages' games
+    in theirs); with `variants`, the observation variants' ids too (`maxatar/Breakout-flat-v0`, ...)."""
+    return [full_id(name) for name, spec in SPECS.items() if variants or spec.obs_type is None]
+
+
+def full_id(name: str) -> str:
+    """A canonical name's id: `Breakout-v0` is `maxatar/Breakout-v0`; another package's id is its own."""
+    return name if "/" in name else f"{NAMESPACE}/{name}"
 
 
 def canonical_name(env_id: str) -> str:
-    """`maxatar:maxatar/Breakout-v0`, `maxatar/Breakout-v0` and `Breakout-v0` all name `Breakout-v0`; any other
-    module prefix is refused (`maxatar.checks.check_env_id`)."""
-    return check_env_id(env_id)
+    """`maxatar:maxatar/Breakout-v0`, `maxatar/Breakout-v0` and `Breakout-v0` all name `Breakout-v0`; another
+    package's game is named by its id (`my_games/Catch-v0`), and behind that package's module prefix
+    (`my_games:my_games/Catch-v0`) the module is imported first, as Gymnasium does, so that it registers its
+    games (`maxatar.checks.check_env_id`)."""
+    name = check_env_id(env_id)
+    module = env_id.rpartition(":")[0]
+    if module and module != NAMESPACE and name not in SPECS:
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            raise InputError(f"env_id {env_id!r}: cannot import its module {module!r} ({error})") from None
+    return name
+
+
+def qualified_id(env_id: str) -> str:
+    """One spelling per game, to store and compare: `maxatar/Breakout-v0` for any spelling of the package's
+    games; another package's id as given, its module prefix kept, so that a later process imports the module
+    that registers it."""
+    name = canonical_name(env_id)
+    return env_id if "/" in name else full_id(name)
 
 
 def _spec(env_id: str) -> Spec:

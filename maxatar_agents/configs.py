@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import maxatar
+from maxatar.registry import qualified_id
 from maxatar_agents.files import read_text
 
 
@@ -333,8 +334,7 @@ def canonical_env_id(env_id: str) -> str:
         maxatar.make(env_id)
     except ValueError as error:
         raise ConfigError("env_id", str(error)) from None
-    name = env_id.split(":")[-1]
-    return name if name.startswith("maxatar/") else f"maxatar/{name}"
+    return qualified_id(env_id)
 
 
 # The preset named for an environment, which an agent uses there when none is named and it has one.

@@ -9,6 +9,7 @@ as it does in a checkout that has it, and nothing of it leaks into the other tes
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -122,6 +123,56 @@ def test_a_new_game_is_one_folder_and_one_registry_line(tmp_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count(": ok") == 6, done.stdout
+
+
+# A user's own package: the toy game without its Python twin, registered by the package's __init__ in one call.
+USER_PACKAGE = {
+    "__init__.py": """import maxatar
+
+maxatar.register("my_games/Catch-v0", "my_games.catch:Catch")
+""",
+    "catch.py": """from tests.toy_game import Catch as ToyCatch
+
+
+class Catch(ToyCatch):
+    twin = None  # no plain-Python twin: the JAX engine plays every backend
+""",
+}
+# Run in a fresh interpreter that knows nothing of the game until Gymnasium's `my_games:` prefix imports the package.
+USER_CHECK = """
+import gymnasium, numpy as np, pytest
+
+env = gymnasium.make("my_games:my_games/Catch-v0")
+obs, _ = env.reset(seed=0)
+assert obs.shape == (5, 5, 2) and env.step(1)[0].shape == (5, 5, 2)
+vec = gymnasium.make_vec("my_games/Catch-v0", num_envs=3, vectorization_mode="vector_entry_point")
+vec.reset(seed=0)
+assert vec.step(np.array([0, 1, 2]))[0].shape == (3, 5, 5, 2)
+with pytest.raises(ValueError, match="my_games/Catch-v0 has no Python twin; use backend='jax'"):
+    gymnasium.make("my_games/Catch-v0", backend="python").reset(seed=0)
+print("gymnasium.make, make_vec: ok")
+"""
+
+
+def test_a_users_package_registers_its_game_in_one_call(tmp_path):
+    """`maxatar.register` in a user's package: `gymnasium.make` with the package's module prefix, `make_vec`,
+    the JAX engine where the game has no twin (the `python` backend refused, `auto` plays), and the agents'
+    command line with the same id."""
+    package = tmp_path / "my_games"
+    package.mkdir()
+    for name, text in USER_PACKAGE.items():
+        (package / name).write_text(text)
+    env = {**os.environ, "MAXATAR_CACHE_DIR": "off", "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    commands = {
+        "api": [sys.executable, "-c", USER_CHECK],
+        "agents": [sys.executable, "-m", "maxatar_agents.pqn", "--env", "my_games:my_games/Catch-v0"]
+        + ["--total-steps", "2048", "--out", str(tmp_path / "run"), "--no-progress"],
+    }
+    for name, argv in commands.items():
+        done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, (name, done.stdout + done.stderr[-3000:])
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["env_id"] == "my_games:my_games/Catch-v0" and summary["frames_per_seed"] >= 2048
 
 
 if __name__ == "__main__":

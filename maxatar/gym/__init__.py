@@ -16,11 +16,19 @@ from __future__ import annotations
 
 import gymnasium
 
+from maxatar import registry
 from maxatar.gym import registered
 from maxatar.gym.functional import MaxAtarFuncEnv, StepState, observation_space
 from maxatar.gym.single import MaxAtarEnv
 from maxatar.gym.vector import MaxAtarVectorEnv
 from maxatar.registry import registered_ids
+
+
+def register(env_id: str, entry_point: str, **kwargs) -> None:
+    """`maxatar.register`: a game of another package, registered with MaxAtar (`maxatar.registry.register`) and
+    with Gymnasium (`gymnasium.make`, `make_vec`), for its package to call when imported."""
+    registry.register(env_id, entry_point, **kwargs)
+    register_envs()
 
 
 def register_envs() -> None:
@@ -48,5 +56,6 @@ __all__ = [
     "MaxAtarVectorEnv",
     "StepState",
     "observation_space",
+    "register",
     "register_envs",
 ]

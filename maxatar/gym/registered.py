@@ -12,7 +12,7 @@ import functools
 import inspect
 
 from maxatar.checks import InputError
-from maxatar.registry import keywords, registered_ids
+from maxatar.registry import full_id, keywords, registered_ids
 
 VECTOR = "vector_"
 INTERNAL = ("env_id",)  # what the registration itself fills in
@@ -34,7 +34,7 @@ def __getattr__(name: str):
     from maxatar.gym.vector import MaxAtarVectorEnv
 
     vector = name.startswith(VECTOR)
-    env_id = "maxatar/" + name.removeprefix(VECTOR)
+    env_id = full_id(name.removeprefix(VECTOR))  # another package's id is spelled whole: `my_games/Catch-v0`
     if env_id not in registered_ids(variants=True):  # `__path__`, a typo: not an entry point
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return functools.partial(_make, MaxAtarVectorEnv if vector else MaxAtarEnv, env_id)
