@@ -109,10 +109,12 @@ def check_env_id(env_id) -> str:
     if not isinstance(env_id, str):
         raise InputError(f"env_id must be a string such as 'maxatar/Breakout-v0', got {env_id!r}")
     module, _, name = env_id.rpartition(":")
-    if module and not all(part.isidentifier() for part in module.split(".")):
+    others = "/" in name and not name.startswith(NAMESPACE)  # another package's game, in its own namespace
+    if module and f"{module}:" != MODULE_PREFIX and not (others and all(p.isidentifier() for p in module.split("."))):
         raise InputError(
-            f"env_id {env_id!r}: {module!r} is no module name; an id may stand behind Gymnasium's module prefix, "
-            f"as in {MODULE_PREFIX}maxatar/Breakout-v0 or my_games:my_games/Catch-v0"
+            f"env_id {env_id!r} has an unknown module prefix: MaxAtar's ids are 'Breakout-v0' or "
+            f"'maxatar/Breakout-v0', optionally behind Gymnasium's {MODULE_PREFIX!r} prefix; another package's "
+            "game is named with its own, as in 'my_games:my_games/Catch-v0'"
         )
     return name.removeprefix(NAMESPACE)
 

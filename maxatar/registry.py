@@ -101,11 +101,11 @@ def canonical_name(env_id: str) -> str:
     games (`maxatar.checks.check_env_id`)."""
     name = check_env_id(env_id)
     module = env_id.rpartition(":")[0]
-    if module and module != NAMESPACE and name not in SPECS:
+    if module and module != NAMESPACE:
         try:
             importlib.import_module(module)
         except ImportError as error:
-            raise InputError(f"env_id {env_id!r}: cannot import its module {module!r} ({error})") from None
+            raise InputError(f"env_id {env_id!r}: cannot import the module of its prefix ({error})") from None
     return name
 
 

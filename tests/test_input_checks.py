@@ -793,3 +793,17 @@ def test_every_refusal_in_maxatar_is_an_input_error():
                 if name in ("ValueError", "TypeError"):
                     plain.append(f"{path.name}:{node.lineno} {name}")
     assert not plain, plain
+
+
+def test_register_refuses_the_packages_namespace_bad_entry_points_and_a_second_game_under_one_id(monkeypatch):
+    from maxatar import registry
+
+    monkeypatch.setattr(registry, "SPECS", dict(registry.SPECS))  # nothing registered here leaks out
+    for env_id in ("maxatar/Catch-v0", "Catch-v0", "my_games/Catch", 7):
+        refused(lambda env_id=env_id: registry.register(env_id, "tests.toy_game:Catch"), "env_id", "namespace")
+    for entry_point in ("tests.toy_game.Catch", "tests.toy_game:", None):
+        refused(lambda e=entry_point: registry.register("my_games/Catch-v0", e), "entry_point", "module:Class")
+    registry.register("my_games/Catch-v0", "tests.toy_game:Catch")
+    registry.register("my_games/Catch-v0", "tests.toy_game:Catch")  # again, as it is: nothing changes
+    refused(lambda: registry.register("my_games/Catch-v0", "tests.toy_game:Other"), "registered already")
+    assert "my_games/Catch-v0" in registry.registered_ids() and maxatar.make("my_games/Catch-v0")[0].name == "catch"
