@@ -7,7 +7,6 @@ import math
 from pathlib import Path
 
 from benchmarks.measure import Run, Spread
-from maxatar.registry import MINATAR_GAMES
 
 THROUGHPUT_COLUMNS = [
     "env",
@@ -196,9 +195,6 @@ def plot(rows: list[dict], path: Path) -> None:
 # --- reading results back, and the README's performance section ---------------------------------------------
 
 README_START, README_END = "<!-- benchmarks:start -->", "<!-- benchmarks:end -->"
-SEAQUEST_TARGET = 2e6  # steps/s at N = 4096
-OWN_TARGET = 2.0  # own time per step at most half the best peer's
-GYM_TARGET = 0.5  # make_vec (numpy) at least half the pure path's steps/s
 
 
 def _parse_value(column: str, text: str):
@@ -232,14 +228,13 @@ def _game(env: str) -> str:
     return env.rsplit("-", 1)[0]
 
 
-def summary_table(rows: list[dict], n: int) -> tuple[str, list[str]]:
+def summary_table(rows: list[dict], n: int) -> str:
     """One line per environment at N = n: own time, compile time and state size, ours (the kept mode) against
-    the peers, and the targets; with the targets missed."""
+    the peers."""
     lines = [
-        "| env | own ns (ours / best peer) | compile s (ours / JAX peers) | state B (ours / peers) | target |",
-        "|" + "---|" * 5,
+        "| env | own ns (ours / best peer) | compile s (ours / JAX peers) | state B (ours / peers) |",
+        "|" + "---|" * 4,
     ]
-    missed = []
     for env in dict.fromkeys(r["env"] for r in rows):
         group = [r for r in rows if r["env"] == env and r["n"] == n]
         ours = next((r for r in group if r["family"] == "maxatar" and r.get("kept")), None)
@@ -251,50 +246,27 @@ def summary_table(rows: list[dict], n: int) -> tuple[str, list[str]]:
         jax_peers = [r for r in peers if isinstance(r.get("compile_s"), float) and not math.isnan(r["compile_s"])]
         compile_peers = " / ".join(f"{_fmt(r['compile_s'], 's')} {r['impl']}" for r in jax_peers) or "-"
         state_peers = " / ".join(f"{r['state_bytes']} {r['impl']}" for r in jax_peers if r.get("state_bytes") != "")
-        x_own = ours.get("x_best_peer_own")
-        targets = []
-        if env in MINATAR_GAMES or _game(env) == "CartPole":
-            ok = isinstance(x_own, float) and x_own >= OWN_TARGET
-            targets.append(f"2x own: {'met' if ok else 'missed'}")
-            if not ok and best_own is not None:
-                need = best_own["own_ns_per_step"] / OWN_TARGET
-                missed.append(f"{env}: 2x own ({x_own:.2f}x {best_own['impl']}; {need:.0f} ns needed)")
-        if _game(env) == "Seaquest":
-            ok = ours["steps_per_s"] >= SEAQUEST_TARGET
-            targets.append(f"2M steps/s: {'met' if ok else 'missed'}")
-            if not ok:
-                missed.append(f"{env}: 2M steps/s ({_fmt(ours['steps_per_s'], 'sps')})")
-        slower = [r["impl"] for r in jax_peers if r["compile_s"] < ours["compile_s"]]
-        if slower:
-            peers = ", ".join(f"{r['impl']} {r['compile_s']:.2f} s" for r in jax_peers if r["impl"] in slower)
-            missed.append(f"{env}: compile as fast as the JAX peers ({ours['compile_s']:.2f} s against {peers})")
         own_cell = f"{_fmt(ours['own_ns_per_step'], 'ns')} / " + (
-            f"{_fmt(best_own['own_ns_per_step'], 'ns')} ({best_own['impl']})" if best_own else "-"
+            f"{_fmt(best_own['own_ns_per_step'], 'ns')} ({best_own['impl']})" if best_own else "- (no peer)"
         )
-        lines.append(
-            "| "
-            + " | ".join(
-                [
-                    env,
-                    own_cell,
-                    f"{_fmt(ours.get('compile_s'), 's')} / {compile_peers}",
-                    f"{ours.get('state_bytes', '')} / {state_peers or '-'}",
-                    "; ".join(targets) or "no peer",
-                ]
-            )
-            + " |"
-        )
-    return "\n".join(lines), missed
+        cells = [
+            env,
+            own_cell,
+            f"{_fmt(ours.get('compile_s'), 's')} / {compile_peers}",
+            f"{ours.get('state_bytes', '')} / {state_peers or '-'}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 COMPOSITION = "maxatar[step+reset]"  # the gymnax-style composition users write by hand (benchmarks.impls)
 COMPOSITION_PEERS = ("gymnax", "pgx")  # what it is measured against: the JAX peers' own auto-resetting step
 
 
-def composition_table(rows: list[dict], n: int) -> tuple[str, list[str]]:
+def composition_table(rows: list[dict], n: int) -> str:
     """The gymnax-style composition (per-environment keys, `env.step` + `env.reset` + a select, in one vmapped
-    function) at N = n, in own time against the best of gymnax's and pgx's own step; the target is 2x."""
-    lines, missed = [], []
+    function) at N = n, in own time against the best of gymnax's and pgx's own step."""
+    lines = []
     for env in dict.fromkeys(r["env"] for r in rows):
         group = [r for r in rows if r["env"] == env and r["n"] == n]
         ours = next((r for r in group if r["impl"] == COMPOSITION), None)
@@ -304,25 +276,22 @@ def composition_table(rows: list[dict], n: int) -> tuple[str, list[str]]:
             continue
         best = min(peers, key=lambda r: r["own_ns_per_step"])
         ratio = best["own_ns_per_step"] / ours["own_ns_per_step"]
-        ok = ratio >= OWN_TARGET
-        if not ok:
-            missed.append(f"{env}: gymnax-style composition at 2x own ({ratio:.2f}x {best['impl']})")
         lines.append(
             f"| {env} | {_fmt(ours['own_ns_per_step'], 'ns')} | {_fmt(best['own_ns_per_step'], 'ns')} "
-            f"({best['impl']}) | {_fmt(ratio, 'x')} | 2x own: {'met' if ok else 'missed'} |"
+            f"({best['impl']}) | {_fmt(ratio, 'x')} |"
         )
     if not lines:
-        return "", []
-    head = ["| env | composition own ns | best JAX peer own ns | x own | target |", "|---|---|---|---|---|"]
-    return "\n".join(head + lines), missed
+        return ""
+    head = ["| env | composition own ns | best JAX peer own ns | x own |", "|---|---|---|---|"]
+    return "\n".join(head + lines)
 
 
-def gym_summary(gym_rows: list[dict]) -> tuple[str, list[str]]:
+def gym_summary(gym_rows: list[dict]) -> str:
+    """`make_vec` with numpy outputs against the pure jitted scan (and Gymnasium's functional phys2d CartPole)."""
     lines = [
-        "| env | N | make_vec numpy steps/s | pure steps/s | x pure (target >= 0.5) | x phys2d |",
+        "| env | N | make_vec numpy steps/s | pure steps/s | x pure | x phys2d |",
         "|---|---|---|---|---|---|",
     ]
-    missed = []
     for env in dict.fromkeys(r["env"] for r in gym_rows):
         group = [r for r in gym_rows if r["env"] == env]
         numpy_path = next((r for r in group if r["path"] == "maxatar make_vec (numpy)"), None)
@@ -331,34 +300,29 @@ def gym_summary(gym_rows: list[dict]) -> tuple[str, list[str]]:
         if numpy_path is None or pure is None:
             continue
         ratio = numpy_path["steps_per_s"] / pure["steps_per_s"]
-        if ratio < GYM_TARGET:
-            missed.append(f"{env}: make_vec (numpy) at half the pure path ({ratio:.2f}x)")
         lines.append(
             f"| {env} | {numpy_path['n']} | {_fmt(numpy_path['steps_per_s'], 'sps')} | "
-            f"{_fmt(pure['steps_per_s'], 'sps')} | {ratio:.3f}x {'met' if ratio >= GYM_TARGET else 'missed'} | "
+            f"{_fmt(pure['steps_per_s'], 'sps')} | {ratio:.3f}x | "
             + (_fmt(numpy_path["steps_per_s"] / phys2d["steps_per_s"], "x") if phys2d else "-")
             + " |"
         )
-    return "\n".join(lines), missed
+    return "\n".join(lines)
 
 
 def readme_section(rows: list[dict], gym_rows: list[dict], meta: dict, plot_path: str) -> str:
-    """The performance page's CPU section: the answer first (ours against the best peer at one N, the targets
-    missed, the plot), then what the benchmark command measured and how."""
+    """The performance page's CPU section: the answer first (ours against the best peer at one N, the plot),
+    then what the benchmark command measured and how."""
     n = _largest_common_n(rows)
-    table, missed = summary_table(rows, n)
-    composition, composition_missed = composition_table(rows, n)
-    gym, gym_missed = gym_summary(gym_rows) if gym_rows else ("", [])
-    missed += composition_missed + gym_missed
+    composition = composition_table(rows, n)
+    gym = gym_summary(gym_rows) if gym_rows else ""
     parts = [
         README_START,
         "<!-- Generated by `python -m benchmarks.run ... --readme docs/performance.md`; "
         "edit benchmarks/report.py, not this. -->",
         f"Steps per second at N = {n} environments on a CPU, observations computed and finished episodes reset, "
         "against the fastest peer measured in the same run. *x own* compares the time per step with the harness's "
-        "own time (a do-nothing environment through the same rollout) taken off, the measure the targets use.",
+        "own time (a do-nothing environment through the same rollout) taken off: the environment's own cost.",
         "\n".join(lead_table(rows, n)),
-        targets_missed(missed),
         f"![steps/s against N, log-log, one panel per environment, one line per implementation]({plot_path})",
         f"## Every measure at N = {n} on a CPU",
         f"{Run.from_record(meta).line()} Medians of {meta['repeats']} interleaved repeats; the machine was shared "
@@ -366,7 +330,7 @@ def readme_section(rows: list[dict], gym_rows: list[dict], meta: dict, plot_path
         f"Full tables (every N, min-max of the repeats): `{meta['out']}/results.md`, CSV beside it; "
         "`benchmarks/README.md` explains the columns, `benchmarks/optimisations.md` what moved the numbers. "
         "Compile s is the time to the first step (trace, lower, compile of the rollout).",
-        table,
+        summary_table(rows, n),
     ]
     if composition:
         parts += [
@@ -382,17 +346,6 @@ def readme_section(rows: list[dict], gym_rows: list[dict], meta: dict, plot_path
             gym,
         ]
     return "\n\n".join([*parts, README_END])
-
-
-def targets_missed(missed: list[str]) -> str:
-    """The missed targets ("<env>: <target> (<how far>)"), one line per target naming its environments."""
-    groups: dict[str, list[str]] = {}
-    for line in missed:
-        env, rest = line.split(": ", 1)
-        target, _, how = rest.rpartition(" (")
-        groups.setdefault(target, []).append(f"{env} {how.removesuffix(')')}".strip())
-    lines = [f"- {target}: {', '.join(envs)}" for target, envs in groups.items()]
-    return "Targets missed: none." if not lines else "\n".join(["Targets missed:", "", *lines])
 
 
 def lead_table(rows: list[dict], n: int) -> list[str]:

@@ -49,13 +49,7 @@ def test_the_composition_table_compares_own_time_with_the_best_jax_peer():
         row("gymnax", 400.0, env="maxatar/Breakout-v0"),
         row("gymnax", 1.0, n=64),  # another N
     ]
-    table, missed = report.composition_table(rows, 4096)
-    assert "| maxatar/Freeway-v0 | 500 | 900 (pgx) | 1.80x | 2x own: missed |" in table
-    assert "| maxatar/Breakout-v0 | 100 | 400 (gymnax) | 4.00x | 2x own: met |" in table
-    assert missed == ["maxatar/Freeway-v0: gymnax-style composition at 2x own (1.80x pgx)"]
-    assert (
-        report.targets_missed(missed)
-        == "Targets missed:\n\n- gymnax-style composition at 2x own: maxatar/Freeway-v0 1.80x pgx"
-    )
-    assert report.targets_missed([]) == "Targets missed: none."
-    assert report.composition_table([row("gymnax", 1.0)], 4096) == ("", [])
+    table = report.composition_table(rows, 4096)
+    assert "| maxatar/Freeway-v0 | 500 | 900 (pgx) | 1.80x |" in table
+    assert "| maxatar/Breakout-v0 | 100 | 400 (gymnax) | 4.00x |" in table
+    assert report.composition_table([row("gymnax", 1.0)], 4096) == ""
