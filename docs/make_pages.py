@@ -166,7 +166,7 @@ def page(env_id: str) -> tuple[str, str]:
     rows = results_rows(result_row) if result_row else []
     if len(rows) > 1:
         out += [
-            "From [the results](../results.md) (MinAtar's setting; the seeds of each row so far):",
+            "From [the results](../results.md) (MinAtar's setting; the seeds column gives each row's):",
             "",
             rows[0],
             "|" + "---|" * (rows[0].count("|") - 1),
@@ -228,7 +228,7 @@ def agent_page(algo: str) -> str:
     rows = [line for line in rows if f"| {label} (`" in line]
     if header and rows:
         out += [
-            "From [the results](../results.md) (MinAtar's setting; the seeds of each row so far):",
+            "From [the results](../results.md) (MinAtar's setting; the seeds column gives each row's):",
             "",
             header,
             "|" + "---|" * (header.count("|") - 1),

@@ -97,6 +97,20 @@ def test_every_page_is_covered():
     assert sum(len(blocks(p, "python")) for p in PAGES) >= 19
 
 
+# Words of a work log, not of a product's documentation: a page states what was measured and how to use it;
+# how a number was found stays in benchmarks/results/ and the CHANGELOG.
+LOG_WORDS = ("missed", "so far", "this round", "this session", "targets missed", "earlier measurements")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_the_page_reads_as_documentation_not_as_a_work_log(page):
+    """Hand-written and generated pages alike (the committed generated sections, the environment pages, and the
+    agent pages as docs/make_pages.py writes them)."""
+    text = page_text(page)
+    found = [word for word in LOG_WORDS if re.search(rf"\b{word}\b", text, re.I)]
+    assert not found, f"{page}: {found}"
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_no_command_is_shown_outside_a_bash_block(page):
     """An indented code block is not run or checked, so commands go in ```bash blocks (docs/make_pages.py fences

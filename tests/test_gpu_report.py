@@ -74,7 +74,8 @@ def test_the_dqn_table_states_each_programs_seeds_and_time():
     ours = {"impl": "ours", "game": "Breakout-v0", "seeds": 10, "s_per_frame": 2e-4, "est_5m_s": 1000.0}
     reference = {**ours, "impl": "MinAtar", "seeds": 1, "est_5m_s": 15000.0}
     lines = gpu.dqn_table([ours, reference])
-    assert lines[2] == "| ours | Breakout | 10 | 200 us | 16.7 min |" and lines[3].startswith("| MinAtar | Breakout | 1 |")
+    assert lines[2] == "| ours | Breakout | 10 | 200 us | 16.7 min |"
+    assert lines[3].startswith("| MinAtar | Breakout | 1 |")
 
 
 def test_the_gymnax_setting_runs_stand_beside_the_published_returns(tmp_path):
