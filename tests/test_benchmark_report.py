@@ -53,3 +53,16 @@ def test_the_composition_table_compares_own_time_with_the_best_jax_peer():
     assert "| maxatar/Freeway-v0 | 500 | 900 (pgx) | 1.80x |" in table
     assert "| maxatar/Breakout-v0 | 100 | 400 (gymnax) | 4.00x |" in table
     assert report.composition_table([row("gymnax", 1.0)], 4096) == ""
+
+
+def test_the_gymnax_guides_speed_table_is_what_the_committed_results_give(tmp_path, monkeypatch):
+    from benchmarks import gymnax_facade
+
+    monkeypatch.chdir(ROOT)  # the section names the results file as given, relative to the repository
+    guide = ROOT / "docs/guides/gymnax.md"
+    copy = tmp_path / "gymnax.md"
+    copy.write_text(guide.read_text())
+    section = gymnax_facade.guide_section(gymnax_facade.RESULTS.read_text())
+    replace_section(copy, section, gymnax_facade.README_START, gymnax_facade.README_END)
+    assert copy.read_text() == guide.read_text(), "stale: python -m benchmarks.gymnax_facade --from-results --readme"
+    assert "| Seaquest-MinAtar | 1.878M | 1.751M | 13.7k | 137.27x / 127.94x | 7.32 / 6.08 / 6.18 |" in section
