@@ -357,11 +357,12 @@ def check_num_envs(num_envs) -> int:
 
 def check_registered(env_id, known) -> None:
     """An id among the `known` ones (the registry's, or the gymnax facade's, which adds gymnax's names); an
-    unknown one is refused naming the closest known id, case aside ("did you mean")."""
+    unknown one is refused naming the closest known id, case and namespace aside ("did you mean")."""
     if env_id not in known:
-        by_case = {name.casefold(): name for name in known}
-        close = difflib.get_close_matches(str(env_id).casefold(), by_case, n=1)
-        hint = f"; did you mean {by_case[close[0]]!r}?" if close else ""
+        bare = lambda name: str(name).casefold().removeprefix(MODULE_PREFIX).removeprefix(NAMESPACE)
+        names = {bare(name): name for name in known}  # compared without case and the shared `maxatar/`
+        close = difflib.get_close_matches(bare(env_id), names, n=1)
+        hint = f"; did you mean {names[close[0]]!r}?" if close else ""
         raise InputError(f"unknown environment id {env_id!r}{hint} (known ids: {', '.join(known)})")
 
 
