@@ -28,7 +28,7 @@ from maxatar.core import (
     EnvState,
     tree_select,
 )
-from maxatar.episode import TwinEnv, autoreset, ended_on_load, reset_batch, reset_twins, same_step_info
+from maxatar.episode import TwinEnv, autoreset, ended_on_load, reset_batch, reset_part, reset_twins, same_step_info
 from maxatar.gym.backend import (
     check_output,
     check_render_mode,
@@ -286,7 +286,7 @@ def _vector_reset(spec: _VectorSpec, key, call, state, pending, mask, params, le
     at the params' difficulty, or at `levels` (one per sub-environment) where given."""
     # `tape_row` gives jax.random.uniform's bits (partitionable threefry: the same values however the rows are
     # split over devices), written out so that XLA fuses the hash on CPU.
-    uniforms = _split(spec, tape_row(key, call, spec.row_shape))[:, spec.env.num_draws :]
+    uniforms = reset_part(spec.env, _split(spec, tape_row(key, call, spec.row_shape)), params)
     return _split(spec, reset_batch(spec.env, uniforms, params, levels, state, pending, mask))
 
 
