@@ -30,7 +30,7 @@ import numpy as np
 
 from maxatar.checks import InputError, check_choice, check_flag, check_size
 from maxatar.core import EnvParams, Looks, pytree_dataclass
-from maxatar.episode import AutoReset, Environment
+from maxatar.episode import AutoReset, Environment, in_groups
 from maxatar.registry import MINATAR_GAMES, env_class
 from maxatar.twin import Twin, load_twin
 
@@ -366,6 +366,10 @@ class MultiTask(MultiGame):
 
     name = "minatar-multitask"
 
+    def mixed_groups(self, num_envs: int, params: MultiGameParams):
+        """Each group of `groups` with its own task: how `make_vec` and `MixedBatch` step a batch."""
+        return tuple((params.replace(task=k), a, b) for k, a, b in self.groups(num_envs))
+
     def __init__(self, games: tuple[str, ...] | None = None, layout="front", permute_seed=None, minimal_actions=False):
         super().__init__(
             games=tuple(minatar_games()) if games is None else games,
@@ -393,11 +397,8 @@ class MixedBatch:
         return self.env.num_auto_reset_uniforms
 
     def _each(self, fn, params, *batched):
-        parts = [
-            fn(params.replace(task=k), *[jax.tree.map(lambda x, a=a, b=b: x[a:b], arg) for arg in batched])
-            for k, a, b in self.groups
-        ]
-        return jax.tree.map(lambda *xs: jnp.concatenate(xs), *parts)
+        groups = tuple((params.replace(task=k), a, b) for k, a, b in self.groups)
+        return in_groups(groups, fn, params, *batched)
 
     def reset_from_uniforms(self, uniforms, params):
         """Every environment's fresh episode of its game: (observation, state)."""

@@ -142,6 +142,16 @@ def reset_batch(env: Environment, uniforms, params: EnvParams, levels=None, stat
     return select(mask, fresh, state), pending & ~mask, obs
 
 
+def in_groups(groups, fn, params, *batched):
+    """`fn(params, *batched)` on a batch; with `groups` (`Environment.mixed_groups`: (params, start, stop) of
+    contiguous groups) each group's slice of the batched arguments with its own params, the outputs concatenated,
+    so that a batch spread over tasks costs the sum of its groups."""
+    if groups is None:
+        return fn(params, *batched)
+    parts = [fn(p, *[jax.tree.map(lambda x, a=a, b=b: x[a:b], arg) for arg in batched]) for p, a, b in groups]
+    return jax.tree.map(lambda *xs: jnp.concatenate(xs), *parts)
+
+
 def advance(env: Environment, state: EnvState, action, draws: Draws, params: EnvParams, freeze: bool = True):
     """One step of `state` without its observation: (next state, reward, terminated, truncated, info).
 
@@ -459,6 +469,7 @@ __all__ = [
     "autoreset",
     "ended_on_load",
     "keep_last_action",
+    "in_groups",
     "reset_batch",
     "reset_part",
     "reset_twins",
