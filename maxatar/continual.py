@@ -152,6 +152,7 @@ class MultiGame(Environment):
 
     name = "minatar-continual"
     num_game_actions = 6
+    minimal_action_set = tuple(range(6))  # six either way: `full_action_space=False` makes per-game no-ops
     obs_shape = UNION_SHAPE
     obs_dtype = jnp.bool_
     params_class = MultiGameParams
@@ -284,7 +285,7 @@ class MultiGame(Environment):
 
             return run
 
-        games, obs = jax.lax.switch(params.task, [branch(k) for k in range(len(self.games))], uniforms)
+        games, obs = _switch(params.task, [branch(k) for k in range(len(self.games))], uniforms)
         return MultiGameState(games, obs, jnp.bool_(False))
 
     def step_draws(self, uniforms, game, params):
@@ -303,7 +304,7 @@ class MultiGame(Environment):
             return run
 
         branches = [branch(k) for k in range(len(self.games))]
-        games, obs, reward, terminal = jax.lax.switch(params.task, branches, game.games, action, uniforms)
+        games, obs, reward, terminal = _switch(params.task, branches, game.games, action, uniforms)
         return MultiGameState(games, obs, jnp.bool_(False)), reward, terminal
 
     def game_observation(self, game: MultiGameState) -> jax.Array:
@@ -352,6 +353,13 @@ class MultiGame(Environment):
 
 
 _DERIVED = ("game_envs", "slots", "legal_actions")
+
+
+def _switch(task, branches, *operands):
+    """`lax.switch` on a traced task; a Python int (a mixed batch's group) calls its branch alone."""
+    if isinstance(task, int):
+        return branches[task](*operands)
+    return jax.lax.switch(task, branches, *operands)
 
 
 def _set(union: np.ndarray, slots: list[int], obs: np.ndarray) -> np.ndarray:
