@@ -145,7 +145,7 @@ class MultiGameState:
 
 
 class MultiGame(Environment):
-    """The MinAtar games in one environment (module docstring). Keywords: `preset` (a name of `PRESETS`, which
+    """The MinAtar games in one environment, one game at a time: `params.task` (module docstring). Keywords: `preset` (a name of `PRESETS`, which
     fills the others; explicit ones override it), `games` (names, in the order a cycle plays them), the schedule's
     `frames_per_task`, `cycles`, `shuffle` and `seed`, the observation's `layout` and `permute_seed` (None: no
     permutation; an int: each game's channels permuted over the ten slots, by a permutation drawn from it)."""
@@ -368,7 +368,7 @@ def _set(union: np.ndarray, slots: list[int], obs: np.ndarray) -> np.ndarray:
 
 
 class MultiTask(MultiGame):
-    """`MultiGame` for a mixed batch, all five games by default: environment i of N plays game
+    """The MinAtar games in one environment, a batch spread over them (all five by default): environment i of N plays game
     `assignment(N)[i]` (`groups`). `MixedBatch` and `make_vec` step each group with its own game; there is no
     schedule to follow (every game is played all the time)."""
 
