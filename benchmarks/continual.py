@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from benchmarks.measure import Run, Spread, command, interleaved, publish, timed
+from maxatar.prng import uniform
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "continual.md"
@@ -34,7 +35,7 @@ def rollout(step_batch, num_uniforms: int, n: int, steps: int):
         def body(carry, t):
             state, key = carry
             key, sub = jax.random.split(key)
-            uniforms = jax.random.uniform(sub, (n, num_uniforms))
+            uniforms = uniform(sub, (n, num_uniforms))  # the agents' draw: MaxAtar's fused threefry
             actions = (jnp.arange(n, dtype=jnp.int32) + t) % 6
             state = step_batch(uniforms, state, actions, params)[1]
             return (state, key), None

@@ -31,6 +31,7 @@ import numpy as np
 from maxatar.checks import InputError, check_choice, check_flag, check_size
 from maxatar.core import EnvParams, Looks, pytree_dataclass
 from maxatar.episode import AutoReset, Environment, in_groups
+from maxatar.prng import materialize
 from maxatar.registry import MINATAR_GAMES, env_class
 from maxatar.twin import Twin, load_twin
 
@@ -145,10 +146,11 @@ class MultiGameState:
 
 
 class MultiGame(Environment):
-    """The MinAtar games in one environment, one game at a time: `params.task` (module docstring). Keywords: `preset` (a name of `PRESETS`, which
-    fills the others; explicit ones override it), `games` (names, in the order a cycle plays them), the schedule's
-    `frames_per_task`, `cycles`, `shuffle` and `seed`, the observation's `layout` and `permute_seed` (None: no
-    permutation; an int: each game's channels permuted over the ten slots, by a permutation drawn from it)."""
+    """The MinAtar games in one environment, one game at a time: `params.task` (module docstring). Keywords:
+    `preset` (a name of `PRESETS`, which fills the others; explicit ones override it), `games` (names, in the
+    order a cycle plays them), the schedule's `frames_per_task`, `cycles`, `shuffle` and `seed`, the
+    observation's `layout` and `permute_seed` (None: no permutation; an int: each game's channels permuted over
+    the ten slots, by a permutation drawn from it)."""
 
     name = "minatar-continual"
     num_game_actions = 6
@@ -248,11 +250,13 @@ class MultiGame(Environment):
         return table
 
     def union_observation(self, task: int, obs) -> jax.Array:
-        """Game `task`'s observation placed in the union's slots (either engine's array)."""
+        """Game `task`'s observation placed in the union's slots (either engine's array). Built from static slices
+        and zero planes, one per slot: a scatter into the union would be a serial loop per environment on CPU."""
         xp = jnp if isinstance(obs, jax.Array) else np
-        union = xp.zeros(UNION_SHAPE, bool)
-        slots = list(self.slots[task])
-        return union.at[..., slots].set(obs) if xp is jnp else _set(union, slots, obs)
+        channel = {slot: c for c, slot in enumerate(self.slots[task])}
+        zero = xp.zeros(obs.shape[:-1] + (1,), bool)
+        planes = [obs[..., channel[s] : channel[s] + 1] if s in channel else zero for s in range(UNION_SHAPE[-1])]
+        return xp.concatenate(planes, axis=-1)
 
     def zeros(self) -> tuple:
         """Every game's state, all zeros: the slots of the games not being played."""
@@ -280,6 +284,7 @@ class MultiGame(Environment):
             def run(uniforms):
                 env = self.game_envs[k]
                 game = env.init(env.reset_draws(uniforms[: env.num_reset_uniforms], params), params)
+                game = jax.tree.map(materialize, game)  # observed once, not recomputed in every cell of a select
                 games = tuple(game if i == k else zero for i, zero in enumerate(self.zeros()))
                 return games, self.union_observation(k, env.game_observation(game))
 
@@ -297,6 +302,7 @@ class MultiGame(Environment):
                 env = self.game_envs[k]
                 draws = env.step_draws(uniforms[: env.num_step_uniforms], games[k], params)
                 stepped, reward, terminal = env.game_step(games[k], self._played(k, action), draws, params)
+                stepped = jax.tree.map(materialize, stepped)  # observed once, not recomputed in every cell
                 obs = self.union_observation(k, env.game_observation(stepped))
                 games = tuple(stepped if i == k else g for i, g in enumerate(games))
                 return games, obs, jnp.asarray(reward, jnp.float32), jnp.asarray(terminal, bool)
@@ -362,14 +368,9 @@ def _switch(task, branches, *operands):
     return jax.lax.switch(task, branches, *operands)
 
 
-def _set(union: np.ndarray, slots: list[int], obs: np.ndarray) -> np.ndarray:
-    union[..., slots] = obs
-    return union
-
-
 class MultiTask(MultiGame):
-    """The MinAtar games in one environment, a batch spread over them (all five by default): environment i of N plays game
-    `assignment(N)[i]` (`groups`). `MixedBatch` and `make_vec` step each group with its own game; there is no
+    """The MinAtar games in one environment, a batch spread over them (all five by default): environment i of N
+    plays game `assignment(N)[i]` (`groups`). `MixedBatch` and `make_vec` step each group with its own game; there is no
     schedule to follow (every game is played all the time)."""
 
     name = "minatar-multitask"
