@@ -197,7 +197,7 @@ def fence_commands(doc: str) -> str:
 
 def agent_page(algo: str) -> str:
     """An agent's page: its docstring, presets (with the fields they set) and its rows of the results table."""
-    from maxatar_agents.configs import env_presets
+    from maxatar_agents.run.configs import env_presets
 
     module = importlib.import_module(f"maxatar_agents.{algo}")
     out = [f"# {AGENTS[algo]}", "", f"`maxatar_agents/{algo}.py`: `python -m maxatar_agents.{algo} --help`.", ""]

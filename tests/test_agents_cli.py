@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from maxatar_agents import cli, dqn, ppo, pqn, q_learning, sac
-from maxatar_agents.configs import env_presets, field_help, field_types, make_config
-from maxatar_agents.registry import AGENT_MODULES, agent_module
+from maxatar_agents.algorithms import dqn, ppo, pqn, q_learning, sac
+from maxatar_agents.algorithms.fields import field_help, field_types
+from maxatar_agents.algorithms.registry import AGENT_MODULES, agent_module
+from maxatar_agents.run import cli
+from maxatar_agents.run.configs import env_presets, make_config
 
 MODULES = [dqn, sac, ppo, pqn]
 
@@ -20,7 +22,7 @@ MODULES = [dqn, sac, ppo, pqn]
 def config_and_preset(algorithm: str, *argv: str):
     module = agent_module(algorithm)
     args = cli.build_parser(algorithm, module).parse_args([*argv, "--out", "unused"])
-    return cli.make_config(args, module)
+    return cli.config_from_args(args, module)
 
 
 def config_from(algorithm: str, *argv: str):
@@ -33,7 +35,7 @@ def test_every_agent_is_registered():
 
 @pytest.mark.parametrize("algorithm", sorted(AGENT_MODULES))
 def test_every_agent_declares_its_presets_and_search_space(algorithm):
-    from maxatar_agents import sweep
+    from maxatar_agents.experiments import sweep
 
     module = agent_module(algorithm)
     assert module.PRESETS and module.DEFAULT_PRESET in module.PRESETS
@@ -173,7 +175,7 @@ def test_a_ctrl_c_whose_raise_was_swallowed_stops_at_the_next_safe_point(stray_s
     # The signal arrives while the garbage collector runs a callback, which only prints exceptions: the
     # KeyboardInterrupt is lost there, but `interrupts.check` (before each interval, between sweep trials)
     # raises it again; a stop asked for in an earlier `stops_like_ctrl_c` does not leak into the next.
-    from maxatar_agents import interrupts
+    from maxatar_agents.run import interrupts
 
     class Finalized:
         def __del__(self):
@@ -189,7 +191,7 @@ def test_a_ctrl_c_whose_raise_was_swallowed_stops_at_the_next_safe_point(stray_s
 def test_a_ctrl_c_while_compiling_or_saving_is_raised_once_that_work_is_done(stray_sigterm_fails):
     # XLA's callbacks into Python must not raise (a run interrupted while compiling could crash), and a save
     # ends with a whole checkpoint: inside `deferred` the signal is recorded, then raised on the way out, once.
-    from maxatar_agents import interrupts
+    from maxatar_agents.run import interrupts
 
     done = []
     with pytest.raises(KeyboardInterrupt), interrupts.stops_like_ctrl_c():
@@ -220,7 +222,7 @@ def test_frames_is_an_alias_of_total_steps_as_in_the_sweep(module):
 
 
 def test_the_skeletons_earlier_agent_hooks_still_build_an_agent():
-    from maxatar_agents import off_policy, on_policy, program
+    from maxatar_agents.algorithms import off_policy, on_policy, program
 
     with pytest.warns(DeprecationWarning, match="program.Agent"):
         agent = off_policy.OffPolicyAgent(2, 1, "init", lambda *args: "actions", "update", "report", "params", "act")

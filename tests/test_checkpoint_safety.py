@@ -1,4 +1,4 @@
-"""Checkpoints that survive crashes, full disks, a second process and damaged files (`maxatar_agents.checkpoint`).
+"""Checkpoints that survive crashes, full disks, a second process and damaged files (`maxatar_agents.run.checkpoint`).
 
 On real files and processes: one tiny DQN run on CartPole (one seed, four intervals, interrupted after the
 second) is trained once per module; each test works on a copy of its directory. Faults are injected by
@@ -32,7 +32,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maxatar_agents import checkpoint, cli, policies, runner
+from maxatar_agents.run import checkpoint, cli, policies, runner, saved
 
 ARGS = [
     "--env",
@@ -77,11 +77,16 @@ def run(base, tmp_path) -> Path:
 
 def template(directory: Path):
     """The state's shapes, from the cached compiled pieces of the run's config."""
-    return runner.compiled("dqn", checkpoint.config_for(checkpoint.read_meta(directory)), 1)["template"]
+    return runner.compiled("dqn", saved.config_for(checkpoint.read_meta(directory)), 1)["template"]
 
 
 def load(directory: Path):
-    return checkpoint.load_state(directory, template(directory), checkpoint.read_meta(directory))
+    return checkpoint.load_state(
+        directory,
+        template(directory),
+        meta := checkpoint.read_meta(directory),
+        saved.schema(saved.program_for(meta)[1]),
+    )
 
 
 def assert_trees_equal(a, b):
@@ -159,10 +164,10 @@ def rewrite_member(directory: Path, name: str, write) -> None:
 
 def policy_leaf(directory: Path) -> str:
     """The name of a policy weight matrix in the array file."""
-    field = checkpoint.program_for(checkpoint.read_meta(directory))[1].policy_field
+    field = saved.program_for(checkpoint.read_meta(directory))[1].policy_field
     prefixes = (f".{field}", f".{field}".replace(checkpoint.LEARNER, "", 1))  # the current layout's, the old one's
-    with np.load(state_path(directory)) as saved:
-        return next(k for k in saved.files if k.startswith(prefixes) and saved[k].ndim == 3)
+    with np.load(state_path(directory)) as arrays:
+        return next(k for k in arrays.files if k.startswith(prefixes) and arrays[k].ndim == 3)
 
 
 def npy_header(descr: str, shape: tuple) -> bytes:
@@ -205,14 +210,14 @@ def test_save_interrupted_between_the_array_file_and_the_json_resumes_from_the_p
     crash = """
         import os, sys
         import jax, jax.numpy as jnp, numpy as np
-        from maxatar_agents import checkpoint
-        from maxatar_agents.registry import agent_module
+        from maxatar_agents.run import checkpoint, saved
+        from maxatar_agents.algorithms.registry import agent_module
 
         directory = sys.argv[1]
         meta = checkpoint.read_meta(directory)
-        program = agent_module("dqn").make_program(checkpoint.config_for(meta))
+        program = agent_module("dqn").make_program(saved.config_for(meta))
         template = jax.eval_shape(jax.vmap(program.init), jax.ShapeDtypeStruct((1, 2), jnp.uint32))
-        state = checkpoint.load_state(directory, template, meta)
+        state = checkpoint.load_state(directory, template, meta, saved.schema(program))
         state = jax.tree.map(lambda x: x + 1 if jnp.issubdtype(x.dtype, jnp.floating) else x, state)
         replace = os.replace
 
@@ -268,7 +273,7 @@ def test_a_full_disk_during_a_save_leaves_nothing_and_names_the_last_good_checkp
     full_disk = """
         import json, resource, signal, sys
         import numpy as np
-        from maxatar_agents import checkpoint
+        from maxatar_agents.run import checkpoint, saved
 
         directory = sys.argv[1]
         meta = checkpoint.read_meta(directory)
@@ -294,7 +299,7 @@ def test_resume_refuses_to_start_when_the_next_checkpoint_would_not_fit(run):
     size = (run / META).stat().st_size + state_path(run).stat().st_size
     full_disk = f"""
         import resource, signal, sys
-        from maxatar_agents import cli
+        from maxatar_agents.run import cli
 
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, ({size // 2}, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
@@ -506,7 +511,9 @@ def test_a_deflated_huge_array_is_refused_from_its_header_without_reading_it(run
     tracemalloc.start()
     try:
         with pytest.raises(checkpoint.CheckpointError) as error:
-            checkpoint.load_state(run, tmpl, checkpoint.read_meta(run))
+            checkpoint.load_state(
+                run, tmpl, meta := checkpoint.read_meta(run), saved.schema(saved.program_for(meta)[1])
+            )
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -578,7 +585,7 @@ def finished(directory: Path) -> Path:
 
 def export(*argv) -> int:
     """`python -m maxatar_agents.export ARGV`'s exit status."""
-    from maxatar_agents import export as export_cli
+    from maxatar_agents.run import export as export_cli
 
     try:
         export_cli.main([str(a) for a in argv])
@@ -856,7 +863,7 @@ def test_a_run_whose_directory_turns_immutable_stops_with_the_resume_command(tmp
 
 ANNOUNCING = """
 import functools, sys
-from maxatar_agents import cli, runner
+from maxatar_agents.run import cli, runner
 
 compiled = runner.compiled
 def announce(*args):

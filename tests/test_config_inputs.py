@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from maxatar_agents import cli, dqn, pqn, sweep
-from maxatar_agents.configs import AssignmentError, ConfigError, ConfigTypeError, make_config, parse_assignments
+from maxatar_agents.algorithms import dqn, pqn
+from maxatar_agents.algorithms.fields import ConfigError, ConfigTypeError
+from maxatar_agents.experiments import sweep
+from maxatar_agents.run import cli
+from maxatar_agents.run.configs import AssignmentError, make_config, parse_assignments
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -115,7 +118,7 @@ def test_the_real_entry_point_exits_2_with_one_line(tmp_path):
     preset, out = tmp_path / "bad.json", tmp_path / "run"
     preset.write_text(json.dumps({"hidden": "abc"}))
     done = subprocess.run(
-        [sys.executable, "-m", "maxatar_agents.dqn", "--preset", str(preset), "--out", str(out)],
+        [sys.executable, "-m", "maxatar_agents.algorithms.dqn", "--preset", str(preset), "--out", str(out)],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from maxatar.registry import MINATAR_GAMES
-from maxatar_agents import checkpoint, policies, published
+from maxatar_agents.experiments import published
+from maxatar_agents.run import checkpoint, policies
 
 
 @pytest.mark.parametrize("name", ["load_policy", "export_policy", "policy_env_kwargs", "policy_returns"])
 def test_the_policies_moved_from_checkpoint_to_policies(name):
-    with pytest.warns(DeprecationWarning, match=f"maxatar_agents.policies.{name}"):
+    with pytest.warns(DeprecationWarning, match=f"maxatar_agents.run.policies.{name}"):
         assert getattr(checkpoint, name) is getattr(policies, name)
     from maxatar_agents import load_policy
 

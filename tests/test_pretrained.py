@@ -13,7 +13,7 @@ import pytest
 
 import maxatar_agents
 from maxatar.registry import MINATAR_GAMES as GAMES
-from maxatar_agents import checkpoint, policies
+from maxatar_agents.run import checkpoint, policies
 from renderers.cli import main as renderers_main
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from lab import results as mr
-from maxatar_agents.configs import config_to_dict
+from maxatar_agents.run.configs import config_to_dict
 
 
 def namespace(tmp_path, **extra) -> argparse.Namespace:
@@ -175,7 +175,7 @@ def test_a_run_trained_before_its_preset_changed_is_marked_and_never_merged_with
 
 
 def sac_preset(field: str):
-    from maxatar_agents import sac
+    from maxatar_agents.algorithms import sac
 
     return sac.PRESETS["fast"].get(field, getattr(sac.Config, field))
 
@@ -314,7 +314,7 @@ summary |= {"env_id": argv[argv.index("--env") + 1], "algorithm": "dqn", "preset
 summary["checkpoint"] = str(out.resolve() / "checkpoint.npz")
 summary |= {"final_eval_return_per_seed": [10.0 * seed], "final_eval_return_mean": 10.0 * seed}
 (out / "summary.json").write_text(json.dumps(summary))
-meta = {"format": "maxatar_agents.checkpoint/1", "algorithm": "dqn", "final_eval": {"return_mean": 10.0 * seed}}
+meta = {"format": "maxatar_agents.run.checkpoint/1", "algorithm": "dqn", "final_eval": {"return_mean": 10.0 * seed}}
 (out / "checkpoint.json").write_text(json.dumps(meta))
 (marks / f"ended-{seed}").touch()
 print(f"seed {seed} trained")

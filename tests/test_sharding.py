@@ -206,7 +206,7 @@ def dqn_on_one_and_two_devices() -> None:
     device runs exactly the one-device program for its seeds. For DQN (off-policy) and PPO (on-policy)."""
     import jax
 
-    from maxatar_agents import checkpoint, cli
+    from maxatar_agents.run import checkpoint, cli
 
     assert jax.device_count() == 2, jax.devices()
 

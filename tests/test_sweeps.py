@@ -1,4 +1,4 @@
-"""Hyperparameter sweeps in one program (`maxatar_agents.grid`): a sweep trains seeds x values together and
+"""Hyperparameter sweeps in one program (`maxatar_agents.algorithms.grid`): a sweep trains seeds x values together and
 must give exactly the runs of each value done one at a time (batched alike), through the command line
 (per-value artefacts, comparison files, resume) and from Python.
 
@@ -18,8 +18,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from maxatar_agents import checkpoint, cli, dqn, grid, policies, ppo, pqn, runner, sac
-from maxatar_agents.configs import field_types, make_config
+from maxatar_agents.algorithms import dqn, grid, ppo, pqn, sac
+from maxatar_agents.algorithms.fields import field_types
+from maxatar_agents.run import checkpoint, cli, policies, runner
+from maxatar_agents.run.configs import make_config
 
 LRS = ("0.0003", "0.001")
 SEEDS = 2
@@ -69,7 +71,7 @@ def ordinary_runs(config, lr: float, seeds: list[int]):
 def test_sweep_equals_the_runs_one_at_a_time(sweep_run):
     out, content = sweep_run
     args = cli.build_parser("pqn", pqn).parse_args(sweep_args(out))
-    config = cli.make_config(args, pqn)[0]
+    config = cli.config_from_args(args, pqn)[0]
     rows = list(csv.DictReader(open(out / "metrics.csv")))
     for j, (lr, result) in enumerate(zip(LRS, content["results"], strict=True)):
         # XLA may round a batch of 4 runs differently from a batch of 2 (ordinary runs too), so the runs of

@@ -12,7 +12,6 @@ buffer is read, never returned, so the compiler need not copy it.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -22,10 +21,10 @@ import jax.numpy as jnp
 import optax
 
 from maxatar.core import Environment, EnvParams
-from maxatar_agents.configs import knob
-from maxatar_agents.program import (
+from maxatar_agents.algorithms.config import NetworkConfig
+from maxatar_agents.algorithms.fields import knob
+from maxatar_agents.algorithms.program import (
     Agent,
-    NetworkConfig,
     Program,
     TrainState,
     build,
@@ -99,17 +98,6 @@ class Learning(NamedTuple):
 
     sequence_length: int
     update: Callable
-
-
-def OffPolicyAgent(
-    sequence_length, num_init_keys, init, explore, update, report, policy_field, act, sample=None
-) -> Agent:
-    """Deprecated: an agent in the hooks of earlier versions, when this was a class (and `explore` returned the
-    actions alone)."""
-    warnings.warn("OffPolicyAgent is now program.Agent(learn=off_policy.Learning(...))", DeprecationWarning, 2)
-    with_extras = lambda *args: (explore(*args), ())
-    learn = Learning(sequence_length, update)
-    return Agent(init, with_extras, learn, report, act, policy_field, num_init_keys, sample)
 
 
 def first_update_step(config: OffPolicyConfig) -> int:

@@ -18,7 +18,6 @@ episode's first.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -27,10 +26,10 @@ import jax.numpy as jnp
 import optax
 
 from maxatar.core import Environment, EnvParams
-from maxatar_agents.configs import knob
-from maxatar_agents.program import (
+from maxatar_agents.algorithms.config import NetworkConfig
+from maxatar_agents.algorithms.fields import knob
+from maxatar_agents.algorithms.program import (
     Agent,
-    NetworkConfig,
     Program,
     Step,
     TrainState,
@@ -97,13 +96,6 @@ class Learning(NamedTuple):
 def network_init(network: Any) -> Callable:
     """An on-policy agent's `init(keys, obs)`: its one network's params, from the first key."""
     return lambda keys, obs: network.init(keys[0], obs)
-
-
-def OnPolicyAgent(init_params, explore, targets, loss, report, act, sample=None) -> Agent:
-    """Deprecated: an agent in the hooks of earlier versions, when this was a class."""
-    warnings.warn("OnPolicyAgent is now program.Agent(learn=on_policy.Learning(...))", DeprecationWarning, 2)
-    init = lambda keys, obs: init_params(keys[0], obs)
-    return Agent(init, explore, Learning(targets, loss), report, act, sample=sample)
 
 
 def num_gradient_steps(config: OnPolicyConfig) -> int:
