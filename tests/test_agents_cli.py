@@ -219,16 +219,3 @@ def test_frames_is_an_alias_of_total_steps_as_in_the_sweep(module):
     assert config_from(algorithm, "--total-steps", "4096").total_steps == 4096
     options = {o: a for a in cli.build_parser(algorithm, module)._actions for o in a.option_strings}
     assert options["--frames"] is options["--total-steps"]
-
-
-def test_the_skeletons_earlier_agent_hooks_still_build_an_agent():
-    from maxatar_agents.algorithms import off_policy, on_policy, program
-
-    with pytest.warns(DeprecationWarning, match="program.Agent"):
-        agent = off_policy.OffPolicyAgent(2, 1, "init", lambda *args: "actions", "update", "report", "params", "act")
-    assert isinstance(agent, program.Agent) and agent.learn == off_policy.Learning(2, "update")
-    assert agent.explore(None, None, None, 0) == ("actions", ())
-    with pytest.warns(DeprecationWarning, match="program.Agent"):
-        agent = on_policy.OnPolicyAgent(lambda key, obs: (key, obs), "explore", "targets", "loss", "report", "act")
-    assert agent.init(["key", "other"], "obs") == ("key", "obs")
-    assert agent.learn == on_policy.Learning("targets", "loss")
