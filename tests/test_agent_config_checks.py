@@ -25,11 +25,13 @@ from pathlib import Path
 import pytest
 
 from maxatar_agents import commands
-from maxatar_agents.algorithms import dqn, ppo, pqn, q_learning, sac
+from maxatar_agents.algorithms import dqn, ppo, pqn, sac
 from maxatar_agents.algorithms.fields import ConfigError, ConfigTypeError
+from maxatar_agents.algorithms.registry import agent_module
 from maxatar_agents.experiments import sweep, tracking
 from maxatar_agents.run import checkpoint, cli
 from maxatar_agents.run.configs import make_config
+from tests import agent_lists
 from tests.test_tracking import INTERVALS, TINY, tiny_args
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no network calls from the tests
@@ -57,8 +59,8 @@ BAD_VALUES = [
 # Those the command line can give as text (text that is not of the field's type, such as 2.5 for an int, is
 # refused by the option's parser itself, with argparse's message).
 CLI_BAD = [case for case in BAD_VALUES if case[1] not in ("keep_best", "num_envs") and case[2] != "abc"]
-MODULES = {"dqn": dqn, "sac": sac, "ppo": ppo, "pqn": pqn, "q_learning": q_learning}
-CARTPOLE = {"dqn": "CartPole-v1", "sac": "CartPole-v1", "ppo": "CartPole-v1", "pqn": "CartPole-v1"}
+MODULES = {name: agent_module(name) for name in agent_lists.agents()}
+CARTPOLE = dict.fromkeys(agent_lists.cartpole_agents(), "CartPole-v1")
 
 
 def as_text(value) -> str:
@@ -195,11 +197,11 @@ def test_the_command_lines_exit_2_with_one_line_and_no_traceback(tmp_path):
     out = tmp_path / "run"
     commands = [
         (
-            ["maxatar_agents.algorithms.q_learning", "--env", "maxatar/Breakout-v0"],
+            ["maxatar_agents.q_learning", "--env", "maxatar/Breakout-v0"],
             "breakout has no small discrete state",
         ),
         (
-            ["maxatar_agents.algorithms.dqn", "--env", "CartPole-v1", "--sticky-action-prob", "2"],
+            ["maxatar_agents.dqn", "--env", "CartPole-v1", "--sticky-action-prob", "2"],
             "sticky_action_prob must be",
         ),
     ]
@@ -298,7 +300,7 @@ def test_ctrl_c_stops_a_sweep_with_one_line_and_status_130(tmp_path):
     argv = ["--algo", "pqn", "--env", "CartPole-v1", "--trials", "100", "--out", str(out), "--pruner", "none"]
     argv += ["--space", str(tmp_path / "space.json"), *[f"--set={k}={v}" for k, v in TINY.items()]]
     process = subprocess.Popen(
-        [sys.executable, "-m", "maxatar_agents.experiments.sweep", *argv],
+        [sys.executable, "-m", "maxatar_agents.sweep", *argv],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -17,14 +17,15 @@ import numpy as np
 import pytest
 
 import maxatar
-from maxatar_agents.algorithms import dqn, off_policy, ppo, pqn, sac
+from maxatar_agents.algorithms import dqn, off_policy
 from maxatar_agents.algorithms.evaluation import episode_stats_init, episode_stats_update, recent_return
 from maxatar_agents.algorithms.networks import patches3x3
 from maxatar_agents.algorithms.off_policy import Transition
 from maxatar_agents.run import checkpoint, cli, policies, runner, saved
 from maxatar_agents.run.configs import config_to_dict
+from tests import agent_lists
 
-AGENTS = {"dqn": dqn, "sac": sac, "ppo": ppo, "pqn": pqn}
+AGENTS = {module.ALGORITHM: module for module in agent_lists.cartpole_modules()}
 SEEDS = 2
 # A short CartPole run: long enough to beat random play clearly, short enough for CI.
 OVERRIDES = {
@@ -42,16 +43,22 @@ OVERRIDES = {
     "pqn": {"total_steps": 40_000, "log_points": 4},
 }
 COMMON = {"eval_episodes": 16}
+# An agent without overrides of its own here trains its `cartpole` preset for 4 intervals.
+DEFAULT_OVERRIDES = {"log_points": 4}
 
 
 def make_test_config(algorithm: str):
     module = AGENTS[algorithm]
-    return dataclasses.replace(module.Config(**module.PRESETS["cartpole"]), **OVERRIDES[algorithm], **COMMON)
+    return dataclasses.replace(module.Config(**module.PRESETS["cartpole"]), **overrides(algorithm), **COMMON)
+
+
+def overrides(algorithm: str) -> dict:
+    return OVERRIDES.get(algorithm, DEFAULT_OVERRIDES)
 
 
 def cli_args(algorithm: str, out, *extra: str) -> list[str]:
-    sets = [f"--set={k}={v}" for k, v in {**OVERRIDES[algorithm], **COMMON}.items() if k != "total_steps"]
-    total = OVERRIDES[algorithm]["total_steps"]
+    sets = [f"--set={k}={v}" for k, v in {**overrides(algorithm), **COMMON}.items() if k != "total_steps"]
+    total = make_test_config(algorithm).total_steps
     base = ["--env", "CartPole-v1", "--preset", "cartpole", "--seeds", str(SEEDS), "--total-steps", str(total)]
     return [*base, *sets, "--out", str(out), "--no-progress", *extra]
 

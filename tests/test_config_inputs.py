@@ -118,7 +118,7 @@ def test_the_real_entry_point_exits_2_with_one_line(tmp_path):
     preset, out = tmp_path / "bad.json", tmp_path / "run"
     preset.write_text(json.dumps({"hidden": "abc"}))
     done = subprocess.run(
-        [sys.executable, "-m", "maxatar_agents.algorithms.dqn", "--preset", str(preset), "--out", str(out)],
+        [sys.executable, "-m", "maxatar_agents.dqn", "--preset", str(preset), "--out", str(out)],
         cwd=ROOT,
         capture_output=True,
         text=True,

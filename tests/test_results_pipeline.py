@@ -314,7 +314,7 @@ summary |= {"env_id": argv[argv.index("--env") + 1], "algorithm": "dqn", "preset
 summary["checkpoint"] = str(out.resolve() / "checkpoint.npz")
 summary |= {"final_eval_return_per_seed": [10.0 * seed], "final_eval_return_mean": 10.0 * seed}
 (out / "summary.json").write_text(json.dumps(summary))
-meta = {"format": "maxatar_agents.run.checkpoint/1", "algorithm": "dqn", "final_eval": {"return_mean": 10.0 * seed}}
+meta = {"format": "maxatar_agents.checkpoint/1", "algorithm": "dqn", "final_eval": {"return_mean": 10.0 * seed}}
 (out / "checkpoint.json").write_text(json.dumps(meta))
 (marks / f"ended-{seed}").touch()
 print(f"seed {seed} trained")

@@ -159,7 +159,7 @@ def worker(
     argv += [f"--set={k}={v}" for k, v in sets.items()]
     with open(tmp_path / f"{out}.log", "w") as log:  # the process writes to its own copy of the file
         return subprocess.Popen(
-            [sys.executable, "-m", "maxatar_agents.experiments.sweep", *argv, *extra],
+            [sys.executable, "-m", "maxatar_agents.sweep", *argv, *extra],
             cwd=ROOT,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -18,10 +18,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from maxatar_agents.algorithms import dqn, grid, ppo, pqn, sac
+from maxatar_agents.algorithms import grid, pqn, sac
 from maxatar_agents.algorithms.fields import field_types
 from maxatar_agents.run import checkpoint, cli, policies, runner
 from maxatar_agents.run.configs import make_config
+from tests import agent_lists
 
 LRS = ("0.0003", "0.001")
 SEEDS = 2
@@ -199,7 +200,7 @@ def test_the_sticky_action_probability_can_be_swept():
         grid.check_sweep(pqn, config, {"sticky_action_prob": [0.1, 1.5]})
 
 
-@pytest.mark.parametrize("module", [dqn, sac, ppo, pqn], ids=lambda m: m.ALGORITHM)
+@pytest.mark.parametrize("module", agent_lists.cartpole_modules(), ids=lambda m: m.ALGORITHM)
 def test_every_float_field_of_every_agent_can_be_swept(module):
     config = make_config(module, "maxatar/CartPole-v1")
     floats = [name for name, kind in field_types(module.Config).items() if kind is float]

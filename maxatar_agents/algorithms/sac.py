@@ -46,6 +46,7 @@ from maxatar_agents.algorithms.off_policy import Transition
 from maxatar_agents.algorithms.program import Program
 
 ALGORITHM = "sac"
+TITLE = "SAC (discrete)"  # its docs page's title
 DEFAULT_PRESET = "minatar"  # the MinAtar games
 
 

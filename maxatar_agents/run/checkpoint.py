@@ -55,7 +55,7 @@ import numpy as np
 from maxatar_agents.algorithms.registry import AGENT_MODULES
 from maxatar_agents.run.files import open_regular, read_text
 
-FORMAT = "maxatar_agents.run.checkpoint/1"
+FORMAT = "maxatar_agents.checkpoint/1"
 STATE_FILE = "checkpoint.npz"
 META_FILE = "checkpoint.json"
 LOCK_FILE = "run.lock"
