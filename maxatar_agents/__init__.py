@@ -25,13 +25,15 @@ with a warning, until 0.4 (`_compat`).
 
 `load_policy(path)` plays a run's trained policy; `load_policy("pretrained:maxatar/Breakout-v0")` the one
 shipped with the package for that game (`pretrained/`, made by `python -m lab.results`). `register(name, module)`
-adds an agent of your own to the command line, checkpoints, sweeps and `load_policy`.
+adds an agent of your own to the command line, checkpoints, sweeps and `load_policy`; `make_config(module,
+env_id, preset, **overrides)` an agent's config as the command line makes it.
 """
 
 from maxatar_agents import _compat
 from maxatar_agents.algorithms.registry import register
+from maxatar_agents.run.configs import make_config
 from maxatar_agents.run.policies import load_policy
 
 _compat.install()
 
-__all__ = ["load_policy", "register"]
+__all__ = ["load_policy", "make_config", "register"]

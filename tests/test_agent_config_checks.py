@@ -34,6 +34,8 @@ from maxatar_agents.run.configs import make_config
 from tests import agent_lists
 from tests.test_tracking import INTERVALS, TINY, tiny_args
 
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
+
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no network calls from the tests
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -25,6 +25,8 @@ from maxatar_agents.run import checkpoint, cli, policies, runner, saved
 from maxatar_agents.run.configs import config_to_dict
 from tests import agent_lists
 
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
+
 AGENTS = {module.ALGORITHM: module for module in agent_lists.cartpole_modules()}
 SEEDS = 2
 # A short CartPole run: long enough to beat random play clearly, short enough for CI.

@@ -34,6 +34,8 @@ from hypothesis import strategies as st
 
 from maxatar_agents.run import checkpoint, cli, policies, runner, saved
 
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
+
 ARGS = [
     "--env",
     "CartPole-v1",

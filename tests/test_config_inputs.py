@@ -17,6 +17,8 @@ from maxatar_agents.experiments import sweep
 from maxatar_agents.run import cli
 from maxatar_agents.run.configs import AssignmentError, make_config, parse_assignments
 
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # (file content, what the error line says besides the file's name)

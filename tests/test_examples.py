@@ -33,6 +33,8 @@ sys.path.insert(0, str(ROOT / "docs"))
 
 import make_pages  # noqa: E402
 
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
+
 GENERATED = {f"docs/agents/{algo}.md": algo for algo in make_pages.generated_agents()}
 PAGES = sorted(
     {"README.md", *GENERATED}

@@ -14,6 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
+
 ROOT = Path(__file__).resolve().parent.parent
 ENV_ID = "maxatar/Catch-v0"
 

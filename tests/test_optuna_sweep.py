@@ -29,6 +29,8 @@ from maxatar_agents.run import cli
 from maxatar_agents.run.configs import config_from_dict, make_config, preset_values
 from tests.test_tracking import INTERVALS, TINY
 
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
+
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no network calls from the tests
 
 SPACE = {"lr": {"choices": [3e-4, 1e-3]}, "hidden": {"choices": [[16]]}}

@@ -16,6 +16,8 @@ from maxatar_agents.algorithms import q_learning
 from maxatar_agents.algorithms.q_learning import Config
 from maxatar_agents.run import cli, policies
 
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
+
 # Small and shared: every distinct config is one compile.
 SMALL = dict(num_envs=8, total_steps=8 * 50, log_points=2, eval_episodes=4)
 

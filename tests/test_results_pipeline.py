@@ -15,6 +15,8 @@ import pytest
 from lab import results as mr
 from maxatar_agents.run.configs import config_to_dict
 
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
+
 
 def namespace(tmp_path, **extra) -> argparse.Namespace:
     paths = {name: tmp_path / name for name in ("results", "runs", "pretrained", "gifs", "figures")}

@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
+
 ROOT = Path(__file__).resolve().parent.parent
 STEPS = 9  # CartPole with max_steps=4: several auto-resets within the run
 

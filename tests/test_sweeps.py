@@ -24,6 +24,8 @@ from maxatar_agents.run import checkpoint, cli, policies, runner
 from maxatar_agents.run.configs import make_config
 from tests import agent_lists
 
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
+
 LRS = ("0.0003", "0.001")
 SEEDS = 2
 BASE = ["--env", "CartPole-v1", "--preset", "cartpole", "--total-steps", "16384", "--set=log_points=4"]

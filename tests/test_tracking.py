@@ -19,6 +19,8 @@ from maxatar_agents.algorithms import pqn
 from maxatar_agents.experiments import tracking
 from maxatar_agents.run import checkpoint, cli
 
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
+
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no network calls from the tests
 
 INTERVALS = 4
