@@ -35,7 +35,7 @@ class RunConfig:
 
     def __post_init__(self):
         """Fail on a bad value before anything is written or compiled: every field's type and bounds, the
-        subclass's fields too (`configs.check_fields`), then the environment, made once from the config
+        subclass's fields too (`fields.check_fields`), then the environment, made once from the config
         (`check_env`). An agent's config checks what one field cannot say alone after this."""
         check_fields(self)
         check_env(self)

@@ -37,7 +37,7 @@ from maxatar_agents.algorithms.program import (
 @dataclasses.dataclass(frozen=True)
 class OffPolicyConfig(NetworkConfig):
     """The knobs of the skeleton, which every off-policy agent's `Config` inherits (and may give other
-    defaults): a neural run's (`program.NetworkConfig`), whose defaults are MinAtar's DQN scale, then replay
+    defaults): a neural run's (`config.NetworkConfig`), whose defaults are MinAtar's DQN scale, then replay
     and the update schedule."""
 
     buffer_size: int = knob(100_000, "transitions kept (split evenly between the environments)")

@@ -45,7 +45,7 @@ from maxatar_agents.algorithms.program import (
 @dataclasses.dataclass(frozen=True)
 class OnPolicyConfig(NetworkConfig):
     """The knobs of the skeleton, which every on-policy agent's `Config` inherits (and may give other
-    defaults): a neural run's (`program.NetworkConfig`), with many environments and a smaller network by
+    defaults): a neural run's (`config.NetworkConfig`), with many environments and a smaller network by
     default, then the rollout, its epochs and minibatches, and Adam. A logging interval is a whole number of
     rollouts."""
 

@@ -78,7 +78,7 @@ class Config(RunConfig):
 
     def __post_init__(self):
         """Fail on a bad value before anything is written or compiled: every field's type and bounds (the
-        agents' shared checks, `configs.check_fields`, with a step size in (0, 1]), the choices, then the
+        agents' shared checks, `fields.check_fields`, with a step size in (0, 1]), the choices, then the
         environment, made once: it must have a tabular view (`tabular_view`)."""
         check_fields(self, {"lr": Bounds(0.0, 1.0, low_open=True)})
         check_env(self)

@@ -68,7 +68,7 @@ from maxatar_agents.run.configs import Parser
 
 # --- configuration ---
 
-RANDOM_SCORES = Path(__file__).parent / "random_scores.json"  # shipped with the package
+RANDOM_SCORES = Path(__file__).parent.parent / "random_scores.json"  # shipped with the package, at its top
 OUT = "evaluation"
 SCORES = ("recent_return", "final_eval")  # the last 100 training episodes (MinAtar's) or the final evaluation
 CONFIDENCE = 0.95

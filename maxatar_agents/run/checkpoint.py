@@ -61,7 +61,7 @@ META_FILE = "checkpoint.json"
 LOCK_FILE = "run.lock"
 PROGRESS_KEY = "__intervals_done__"
 PRETRAINED_PREFIX = "pretrained:"
-PRETRAINED_DIR = Path(__file__).parent / "pretrained"
+PRETRAINED_DIR = Path(__file__).parent.parent / "pretrained"  # shipped at the package's top
 
 _VERSIONED = re.compile(r"checkpoint-[0-9a-f]{16}\.npz")
 LEARNER = ".learner"  # the prefix of the learner's leaves (`program.TrainState.learner`)

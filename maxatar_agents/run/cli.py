@@ -1,5 +1,5 @@
 """The command line shared by the agents: `python -m maxatar_agents.<algorithm>` with options generated from
-the algorithm's `Config` (each field an option, its documentation the help: `configs.knob`), a config from preset and
+the algorithm's `Config` (each field an option, its documentation the help: `fields.knob`), a config from preset and
 overrides, then a run of the program one interval at a time (`runner`) with a progress bar, checkpoints
 and, at the end, the artefacts (`artifacts`).
 
