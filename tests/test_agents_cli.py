@@ -127,20 +127,20 @@ def test_a_preset_file_or_out_the_command_cannot_use_is_one_error_line_before_an
     fifo, zero = tmp_path / "fifo.json", tmp_path / "zero.json"
     os.mkfifo(fifo)  # would block a plain read
     zero.symlink_to("/dev/zero")  # would be read until memory runs out
-    package = Path(dqn.__file__).parent
+    package = Path(dqn.__file__).parents[1]  # maxatar_agents/
     out = tmp_path / "out"
     for argv, message in [
         (["--preset", str(fifo), "--out", str(out)], f"preset file '{fifo}': cannot read it as JSON: [Errno 22] not a"),
         (["--preset", str(zero), "--out", str(out)], f"preset file '{zero}': cannot read it as JSON: [Errno 22] not a"),
         (["--out", ""], "--out must name a directory, got ''"),
-        (["--out", str(package / "run")], f"--out '{package / 'run'}' is inside the installed package {package}"),
+        (["--out", str(package / "my-run")], f"--out '{package / 'my-run'}' is inside the installed package {package}"),
         (["--out", str(package.parent / "maxatar")], "is inside the installed package"),
     ]:
         with pytest.raises(SystemExit) as stop:
             cli.main("dqn", ["--env", "CartPole-v1", *argv])
         err = capsys.readouterr().err
         assert stop.value.code == 2 and err.count("\n") == 1 and message in err, err
-    assert not out.exists() and not (package / "run").exists()
+    assert not out.exists() and not (package / "my-run").exists()
 
 
 @pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])

@@ -485,8 +485,8 @@ def test_a_damaged_checkpoint_is_one_error_line_on_resume(run, capsys):
 def test_a_deflated_huge_array_is_refused_from_its_header_without_reading_it(run):
     # A member that inflates to 256 MiB (its compressed size about 256 kB) where a (1, 4, 64) weight belongs.
     name, shape = policy_leaf(run), (1, 8192, 8192)
-    with np.load(state_path(run)) as saved:
-        expected = f"float32{list(saved[name].shape)}"
+    with np.load(state_path(run)) as arrays:
+        expected = f"float32{list(arrays[name].shape)}"
 
     def deflated_zeros(member):
         member.write(npy_header("<f4", shape))
@@ -687,7 +687,7 @@ def test_load_policy_names_a_path_of_the_wrong_type():
 
 
 def test_export_refuses_an_output_directory_inside_the_installed_package(tmp_path, capsys):
-    package = Path(checkpoint.__file__).parent
+    package = Path(checkpoint.__file__).parents[1]  # maxatar_agents/
     assert export(tmp_path / "run", package) == 2
     err = capsys.readouterr().err
     inside = f"the output directory '{package}' is inside the installed package {package}: choose another"
