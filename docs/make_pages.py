@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 import maxatar  # noqa: E402
+import maxatar.continual  # noqa: E402
 from maxatar.registry import MINATAR_GAMES, canonical_name  # noqa: E402
 
 QUIRK_MARK = re.compile(r"reproduced|^Behaviour of", re.IGNORECASE)
@@ -87,8 +88,70 @@ def game_pictures(env_id: str, cls) -> tuple[str, str | None, str | None]:
     return f"{cls.name}.gif", f"trained/{game.lower()}.gif", game
 
 
+def multi_game_page(env_id: str, env, params) -> tuple[str, str]:
+    """The page of an id that plays several games (`maxatar.continual`): its games, their channels' slots, their
+    actions, its schedule and the presets, from the class and the games' own data."""
+    from maxatar.continual import PRESETS
+
+    cls = type(env)
+    module = importlib.import_module(cls.__module__)
+    title = env_id.split("/")[1].removesuffix("-v0")
+    summary = " ".join(cls.__doc__.split(". ")[0].split())
+    out = [f"# {title}", "", f"`{env_id}`: {summary}.", ""]
+    spec = [
+        ["observation", f"{env.obs_shape}, {np.dtype(env.obs_dtype)} (the union of the games' channels)"],
+        ["actions", f"{env.num_actions} (MinAtar's full set, every game)"],
+        ["games (default)", ", ".join(env.games)],
+        ["uniforms per reset / step", f"{env.num_reset_uniforms} / {env.num_step_uniforms} (the most any game reads)"],
+        ["defaults", f"sticky actions {float(params.sticky_action_prob):.2g}, max_steps {int(params.max_steps)}"],
+        ["code", f"`{cls.__module__.replace('.', '/')}.py`"],
+    ]
+    out += table(["", ""], spec) + [""]
+    out += ["## The environment", "", (module.__doc__ or "").strip(), ""]
+    out += ["See [continual and multi-task RL](../guides/continual.md) for a runnable example.", ""]
+    out += ["## Observation", ""]
+    games = list(maxatar.continual.minatar_games().items())
+    union, _ = maxatar.make(env_id, games=tuple(name for name, _ in games))
+    rows = [
+        [name, *(f"`{game.looks.channels[c].name}`" for c in range(game.obs_shape[-1]))]
+        + [""] * (10 - game.obs_shape[-1])
+        for name, game in games
+    ]
+    out += [
+        'With `layout="front"` (the default, as C-CHAIN and the NaP harness pad), channel i of a game is slot i of '
+        "the union; the other slots are zero. `permute_seed=s` moves each game's channels to slots of a permutation "
+        "drawn from (s, the game's index).",
+        "",
+    ]
+    out += table(["game", *(f"slot {i}" for i in range(10))], rows) + [""]
+    out += ["## Actions", ""]
+    rows = [[name, *("yes" if legal else "" for legal in union.legal_actions[k])] for k, (name, _) in enumerate(games)]
+    out += [
+        "Six actions for every game (MinAtar's full set). `info[\"legal_action_mask\"]` is the current game's minimal "
+        "set (below); with `full_action_space=False` an action outside it is a no-op.",
+        "",
+    ]
+    out += table(["game", *(f"{a} {n}" for a, n in enumerate(cls.action_names))], rows) + [""]
+    out += ["## Tasks and schedules", ""]
+    out += [
+        "`params.task` is the index in `games` of the game being played; `Schedule` (the env's `schedule`) says "
+        "which task each frame plays, frames being environment steps summed over the batch. Presets "
+        "(`preset=`, which fills `games`, `frames_per_task`, `cycles` and `shuffle`; explicit keywords override it):",
+        "",
+    ]
+    rows = [
+        [f'`"{name}"`', ", ".join(p.games), f"{p.frames_per_task:,}", str(p.cycles), p.about]
+        for name, p in PRESETS.items()
+    ]
+    out += table(["preset", "games, in order", "frames per game", "cycles", "protocol"], rows) + [""]
+    out += ["## Randomness", "", cls.randomness, ""]
+    return cls.name, "\n".join(out).rstrip() + "\n"
+
+
 def page(env_id: str) -> tuple[str, str]:
     env, params = maxatar.make(env_id)
+    if hasattr(env, "games"):
+        return multi_game_page(env_id, env, params)
     cls = type(env)
     module = importlib.import_module(cls.__module__)
     about, quirks = split_docstring(module.__doc__ or "")

@@ -13,7 +13,8 @@ an `InputError`, which is a ValueError and a TypeError at once, so callers may c
     "probability"  a real number (int or float, numpy's too), finite, in [0, 1]; not bool, str or None;
     "flag"         True or False (Python's or numpy's bool);
     "count"        an integer (int or numpy integer, not bool) in 0 .. 2**31 - 1;
-    "level"        an integer level of the game's difficulty ramp, 0 .. `Environment.max_difficulty`.
+    "level"        an integer level of the game's difficulty ramp, 0 .. `Environment.max_difficulty`;
+    "task"         an integer index into a multi-game environment's `games` (`maxatar.continual`).
   Arrays of those (numpy or JAX) are batched params: the pure API takes them (for `vmap`); the front ends that
   step one set of params (`gymnasium.make`, `make_vec`, `make_sb3_vec_env`, `maxatar.gymnax.make`) refuse them
   (`scalar=True`). Lists and tuples are refused everywhere (give an array). Traced values pass unchecked: under
@@ -79,13 +80,14 @@ class InputError(ValueError, TypeError):
     message names the parameter and the values it accepts."""
 
 
-PROBABILITY, FLAG, COUNT, LEVEL = "probability", "flag", "count", "level"
-KINDS = (PROBABILITY, FLAG, COUNT, LEVEL)
+PROBABILITY, FLAG, COUNT, LEVEL, TASK = "probability", "flag", "count", "level", "task"
+KINDS = (PROBABILITY, FLAG, COUNT, LEVEL, TASK)
 _WHAT = {
     PROBABILITY: "a probability: a real number in [0, 1]",
     FLAG: "True or False",
     COUNT: "a non-negative integer up to 2**31 - 1",
     LEVEL: "an integer level",
+    TASK: "the index of one of the environment's games",
 }
 
 _REALS = (int, float, np.integer, np.floating)
@@ -130,7 +132,7 @@ def _check_scalar(name: str, value, kind: str, env) -> Any:
         if not inside:  # (an int is compared as an int: a huge one has no float)
             raise InputError(f"{name} must be {_WHAT[kind]}, got {value!r}")
         return float(value)
-    # COUNT, LEVEL
+    # COUNT, LEVEL, TASK
     if isinstance(value, _BOOLS) or not isinstance(value, _INTEGERS):
         raise InputError(f"{name} must be {_WHAT[kind]}, got {value!r}")
     value = int(value)
@@ -139,6 +141,8 @@ def _check_scalar(name: str, value, kind: str, env) -> Any:
         raise InputError(f"{name} must be {_WHAT[kind]}{suffix}, got {value!r}")
     if kind == LEVEL:
         _check_levels(name, value, value, env)
+    if kind == TASK:
+        _check_tasks(name, value, value, env)
     return value
 
 
@@ -161,6 +165,14 @@ def _check_levels(name: str, levels: int | np.ndarray, value, env) -> None:
         raise InputError(f"{name} must be an integer level ({expected}), got {value!r}")
 
 
+def _check_tasks(name: str, tasks: int | np.ndarray, value, env) -> None:
+    """Task indices into `env.games` (a multi-game environment's, `maxatar.continual`)."""
+    count = len(env.games) if env is not None else None
+    if _anywhere(tasks < 0) or (count is not None and _anywhere(tasks >= count)):
+        games = f": 0 .. {count - 1} for {env.games}" if count is not None else ""
+        raise InputError(f"{name} must be {_WHAT[TASK]}{games}, got {value!r}")
+
+
 def _check_array(name: str, value, kind: str, env) -> Any:
     """A batched field (an array with at least one axis), checked elementwise; normalized dtypes."""
     array = np.asarray(value)  # one transfer for a JAX array
@@ -181,6 +193,8 @@ def _check_array(name: str, value, kind: str, env) -> Any:
         raise InputError(f"{name} must be {_WHAT[kind]} everywhere, got {value!r}")
     if kind == LEVEL:
         _check_levels(name, array, value, env)
+    if kind == TASK:
+        _check_tasks(name, array, value, env)
     return array.astype(np.int32)
 
 

@@ -349,6 +349,23 @@ class Environment:
         """The observation of a full state (the game's, whatever the wrapper fields hold)."""
         return self.game_observation(state.game)
 
+    def reset_offset(self, params: EnvParams):
+        """Where a reset's uniforms start in a row of `num_auto_reset_uniforms` (the step's draws come first):
+        right after them. A multi-game environment (`maxatar.continual`) starts them after the current game's own
+        step draws instead, so that each game reads the row as the single game does; it may be traced there."""
+        return self.num_draws
+
+    def mixed_groups(self, num_envs: int, params: EnvParams) -> tuple[tuple[EnvParams, int, int], ...] | None:
+        """A batch of `num_envs` spread over tasks: (params, start, stop) of each contiguous group, which the
+        batched front ends step with its own params (a multi-task environment, `maxatar.continual`); None (the
+        default) for one set of params for all."""
+        return None
+
+    def step_info(self, state: EnvState, params: EnvParams) -> dict[str, jax.Array]:
+        """What a step adds to `info` about the state it steps from, besides `invalid_action`: nothing by default
+        (a multi-game environment reports its task)."""
+        return {}
+
 
 def observation_bounds(env: Environment) -> tuple:
     """(low, high, dtype) of one observation, bounds inclusive, from the environment's static description: the

@@ -110,6 +110,16 @@ def keep_last_action(fresh: EnvState, previous: EnvState) -> EnvState:
     return dataclasses.replace(fresh, last_action=previous.last_action)
 
 
+def reset_part(env: Environment, uniforms, params: EnvParams):
+    """The reset's uniforms in one row of `num_auto_reset_uniforms` (or a batch of rows): from
+    `env.reset_offset(params)` on, `num_reset_uniforms` of them (a traced offset is a dynamic slice)."""
+    offset = env.reset_offset(params)
+    if isinstance(offset, int):
+        return uniforms[..., offset:]
+    start = (0,) * (uniforms.ndim - 1) + (offset,)
+    return jax.lax.dynamic_slice(uniforms, start, (*uniforms.shape[:-1], env.num_reset_uniforms))
+
+
 def restart(env: Environment, uniforms, params: EnvParams, previous: EnvState | None = None, level=None):
     """One environment's new episode from a reset's `num_reset_uniforms` uniforms: (observation, state). It starts
     at ramp level `level` (None: the params'); the sticky action of `previous`, the state it replaces, carries
@@ -130,6 +140,16 @@ def reset_batch(env: Environment, uniforms, params: EnvParams, levels=None, stat
     select = jax.vmap(tree_select)
     obs = select(mask, obs, jax.vmap(env.observation)(state))
     return select(mask, fresh, state), pending & ~mask, obs
+
+
+def in_groups(groups, fn, params, *batched):
+    """`fn(params, *batched)` on a batch; with `groups` (`Environment.mixed_groups`: (params, start, stop) of
+    contiguous groups) each group's slice of the batched arguments with its own params, the outputs concatenated,
+    so that a batch spread over tasks costs the sum of its groups."""
+    if groups is None:
+        return fn(params, *batched)
+    parts = [fn(p, *[jax.tree.map(lambda x, a=a, b=b: x[a:b], arg) for arg in batched]) for p, a, b in groups]
+    return jax.tree.map(lambda *xs: jnp.concatenate(xs), *parts)
 
 
 def advance(env: Environment, state: EnvState, action, draws: Draws, params: EnvParams, freeze: bool = True):
@@ -153,7 +173,7 @@ def advance(env: Environment, state: EnvState, action, draws: Draws, params: Env
     time = state.time + 1
     truncated = (params.max_steps > 0) & (time >= params.max_steps)
     next_state = EnvState(game=game, last_action=executed, time=time, terminated=terminated)
-    return next_state, reward, terminated, truncated, {"invalid_action": invalid}
+    return next_state, reward, terminated, truncated, {"invalid_action": invalid, **env.step_info(state, params)}
 
 
 def autoreset(
@@ -174,7 +194,7 @@ def autoreset(
     stepped, reward, terminated, truncated, info = advance(env, state, action, draws, params, mode == DISABLED)
     if mode == DISABLED:
         return stepped, terminated | truncated, env.observation(stepped), reward, terminated, truncated, info
-    _, fresh = restart(env, uniforms[num_draws:], params, stepped if mode == SAME_STEP else state)
+    _, fresh = restart(env, reset_part(env, uniforms, params), params, stepped if mode == SAME_STEP else state)
     if mode == SAME_STEP:
         done = terminated | truncated
         next_state = tree_select(done, fresh, stepped)
@@ -353,6 +373,7 @@ class TwinEnv:
         self.twin = twin
         self.action_set = env.action_set
         self.num_draws = env.num_draws
+        self.reset_offset = env.reset_offset(params)  # where a tape row's reset part starts (`reset_part`)
         self.sticky = float(params.sticky_action_prob)
         self.max_steps = int(params.max_steps)
         self.difficulty = int(params.difficulty)
@@ -368,7 +389,7 @@ class TwinEnv:
         seeded reset starts from action 0, so that a seed replays exactly."""
         if fresh:
             self.last_action = 0
-        self.game = self.twin.reset(uniforms[self.num_draws :])
+        self.game = self.twin.reset(uniforms[self.reset_offset :])
         level = self.difficulty if difficulty is None else difficulty
         if level:
             self.game = self.twin.at_difficulty(self.game, level)
@@ -448,7 +469,9 @@ __all__ = [
     "autoreset",
     "ended_on_load",
     "keep_last_action",
+    "in_groups",
     "reset_batch",
+    "reset_part",
     "reset_twins",
     "restart",
     "same_step_info",

@@ -52,6 +52,9 @@ SPECS: dict[str, Spec] = {
     "CartPole-v1": Spec("maxatar.games.cartpole:CartPole", {}),
     "Doors-v0": Spec("maxatar.games.doors:Doors", {}),
     **MINATAR_SPECS,
+    # The MinAtar games in one environment (`maxatar.continual`): a sequence of them, or a batch spread over them.
+    "MinAtar-Continual-v0": Spec("maxatar.continual:MultiGame", {}),
+    "MinAtar-MultiTask-v0": Spec("maxatar.continual:MultiTask", {}),
 }
 MINATAR_GAMES = tuple(name for name, spec in MINATAR_SPECS.items() if spec.obs_type is None)  # the five games
 

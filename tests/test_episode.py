@@ -14,7 +14,7 @@ import pytest
 import maxatar
 import maxatar.core
 from maxatar.core import tree_select
-from maxatar.episode import DISABLED, NEXT_STEP, SAME_STEP, TwinEnv, autoreset, restart
+from maxatar.episode import DISABLED, NEXT_STEP, SAME_STEP, TwinEnv, autoreset, reset_part, restart
 from maxatar.twin import load_twin
 
 MODES = (NEXT_STEP, SAME_STEP, DISABLED)
@@ -26,7 +26,7 @@ STEPS = 120
 def jax_play(env, first_row, rows, actions, params):
     """Every mode side by side from the same start: per step and mode, (obs, reward, flags, pending, final obs).
     DISABLED resets a finished episode from the next row, as a caller would."""
-    _, start = env.reset_from_uniforms(first_row[env.num_draws :], params)
+    _, start = env.reset_from_uniforms(reset_part(env, first_row, params), params)
 
     def body(carry, inputs):
         row, action = inputs
@@ -34,7 +34,7 @@ def jax_play(env, first_row, rows, actions, params):
         for i, mode in enumerate(MODES):
             state, pending = carry[i]
             if mode == DISABLED:  # the caller's reset of a finished episode, as the vector env's reset_mask does
-                state = tree_select(pending, restart(env, row[env.num_draws :], params, state)[1], state)
+                state = tree_select(pending, restart(env, reset_part(env, row, params), params, state)[1], state)
                 pending = jnp.bool_(False)
             state, pending, obs, reward, terminated, truncated, info = autoreset(
                 env, mode, state, pending, action, row, params, final_obs=True

@@ -19,7 +19,7 @@ from maxatar.core import (
     EnvParams,
     EnvState,
 )
-from maxatar.episode import TwinEnv, restart
+from maxatar.episode import TwinEnv, reset_part, restart
 from maxatar.gym.backend import (
     RENDER_MODES,
     check_output,
@@ -181,7 +181,7 @@ class MaxAtarEnv(gymnasium.Env):
 def _single_reset(env: Environment, key, call, params, previous, level):
     """The JAX backend's reset (`maxatar.episode.restart`): the reset part of tape row `call`."""
     uniforms = tape_row(key, call, (env.num_auto_reset_uniforms,))
-    obs, state = restart(env, uniforms[env.num_draws :], params, previous, level)
+    obs, state = restart(env, reset_part(env, uniforms, params), params, previous, level)
     return state, obs
 
 

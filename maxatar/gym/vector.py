@@ -28,7 +28,16 @@ from maxatar.core import (
     EnvState,
     tree_select,
 )
-from maxatar.episode import TwinEnv, autoreset, ended_on_load, reset_batch, reset_twins, same_step_info
+from maxatar.episode import (
+    TwinEnv,
+    autoreset,
+    ended_on_load,
+    in_groups,
+    reset_batch,
+    reset_part,
+    reset_twins,
+    same_step_info,
+)
 from maxatar.gym.backend import (
     check_output,
     check_render_mode,
@@ -41,6 +50,7 @@ from maxatar.registry import make
 from maxatar.reset_options import DIFFICULTY, RESET_MASK, STATE, check_level, check_state, parse
 from maxatar.sharding import batch_sharding, check_divisible, make_mesh, replicated, to_numpy
 from maxatar.tape import Tape, seed_key, tape_row
+from maxatar.twin import load_twin
 
 
 class MaxAtarVectorEnv(VectorEnv):
@@ -99,13 +109,20 @@ class MaxAtarVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         twin = pick_twin(backend, self.output, env_id, self.env, self.params, self.num_envs, self.mesh)
         self.backend = "jax" if twin is None else "python"
-        self._twins = None if twin is None else [TwinEnv(self.env, self.params, twin) for _ in range(self.num_envs)]
+        self._twins = None if twin is None else self._make_twins(twin)
         self._tape: Tape | None = None
         self._state: EnvState | None = None  # the JAX backend's batched state
         self._pending = None  # sub-environments whose episode ended on the last step (next-step and disabled modes)
         self._spec = _VectorSpec(self.env, self.num_envs, self.autoreset_mode, self.mesh)
         self._placed_params: tuple[EnvParams, EnvParams] | None = None  # (params, their replicated copy)
         self._previous = None  # the JAX backend's state before its last step with JAX actions (`_step_device`)
+
+    def _make_twins(self, twin) -> list[TwinEnv]:
+        """One twin per sub-environment, each with its group's params in a batch spread over tasks."""
+        groups = self.env.mixed_groups(self.num_envs, self.params)
+        if groups is None:
+            return [TwinEnv(self.env, self.params, twin) for _ in range(self.num_envs)]
+        return [TwinEnv(self.env, p, load_twin(self.env, p)) for p, a, b in groups for _ in range(a, b)]
 
     @property
     def devices(self) -> list:
@@ -286,8 +303,13 @@ def _vector_reset(spec: _VectorSpec, key, call, state, pending, mask, params, le
     at the params' difficulty, or at `levels` (one per sub-environment) where given."""
     # `tape_row` gives jax.random.uniform's bits (partitionable threefry: the same values however the rows are
     # split over devices), written out so that XLA fuses the hash on CPU.
-    uniforms = _split(spec, tape_row(key, call, spec.row_shape))[:, spec.env.num_draws :]
-    return _split(spec, reset_batch(spec.env, uniforms, params, levels, state, pending, mask))
+    rows = _split(spec, tape_row(key, call, spec.row_shape))
+
+    def reset_rows(params, rows, levels, state, pending, mask):
+        return reset_batch(spec.env, reset_part(spec.env, rows, params), params, levels, state, pending, mask)
+
+    groups = spec.env.mixed_groups(spec.num_envs, params)  # a batch spread over tasks: each group with its own
+    return _split(spec, in_groups(groups, reset_rows, params, rows, levels, state, pending, mask))
 
 
 @partial(jax.jit, static_argnums=0)
@@ -303,8 +325,15 @@ def _step_all(spec: _VectorSpec, key, call, state, pending, actions, params):
     uniforms = _split(spec, tape_row(key, call, spec.row_shape))
     same_step = spec.autoreset_mode == AutoresetMode.SAME_STEP
     step = partial(autoreset, spec.env, spec.autoreset_mode, final_obs=same_step)
-    state, pending, obs, reward, terminated, truncated, step_info = jax.vmap(step, (0, 0, 0, 0, None))(
-        state, pending, actions, uniforms, params
+    batched = jax.vmap(step, (0, 0, 0, 0, None))
+    state, pending, obs, reward, terminated, truncated, step_info = in_groups(
+        spec.env.mixed_groups(spec.num_envs, params),
+        lambda p, s, pe, a, u: batched(s, pe, a, u, p),
+        params,
+        state,
+        pending,
+        actions,
+        uniforms,
     )
     info = same_step_info(step_info["final_obs"], terminated | truncated) if same_step else {}
     return _split(spec, (state, pending, (obs, reward, terminated, truncated), info, step_info["invalid_action"]))
