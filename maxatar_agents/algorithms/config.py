@@ -29,6 +29,12 @@ class RunConfig:
         "minatar",
         "a paper's MinAtar setting (`maxatar.settings`): 'minatar', 'gymnax' or 'pgx'",
     )
+    protocol: str | None = knob(
+        None,
+        "a continual protocol of `maxatar.continual.PRESETS` ('c-chain', 'nap', 'short') for "
+        "maxatar/MinAtar-Continual-v0: its games, order and cycles; the run's frames are split evenly over its "
+        "stages (None: the environment's default protocol)",
+    )
     log_points: int = knob(100, "logged points over the run; also the unit of resumable chunks")
     eval_episodes: int = knob(100, "final evaluation of the trained policy, all episodes in parallel")
     eval_max_steps: int = knob(10_000, "safety cap on an evaluation episode's length")
@@ -58,6 +64,7 @@ class NetworkConfig(RunConfig):
         "CartPole policy swings from interval to interval (DQN's and PQN's `cartpole`).",
     )
     keep_best_episodes: int = knob(10, "episodes of each of those evaluations (all in parallel)")
+    reset_optimizer: bool = knob(False, "continual runs: a new task starts with a fresh optimiser state")
 
 
 def env_kwargs(config: Any) -> dict[str, Any]:
@@ -70,6 +77,8 @@ def env_kwargs(config: Any) -> dict[str, Any]:
         overrides["sticky_action_prob"] = config.sticky_action_prob
     if config.difficulty_ramping is not None:
         overrides["difficulty_ramping"] = config.difficulty_ramping
+    if config.protocol is not None:
+        overrides["preset"] = config.protocol
     pixels = {name: getattr(config, name, None) for name in ("obs_type", "obs_scale")}
     return {"setting": config.env_setting, **overrides, **pixels}
 
@@ -87,6 +96,7 @@ ENV_FIELDS = (
     ("difficulty_ramping", "difficulty_ramping"),
     ("obs_type", "obs_type"),
     ("obs_scale", "obs_scale"),
+    ("protocol", "preset"),
 )
 
 

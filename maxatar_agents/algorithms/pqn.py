@@ -33,7 +33,7 @@ from maxatar.prng import uniform_to_int
 from maxatar_agents.algorithms import on_policy, program
 from maxatar_agents.algorithms.config import env_from_config
 from maxatar_agents.algorithms.fields import knob
-from maxatar_agents.algorithms.networks import make_network
+from maxatar_agents.algorithms.networks import hidden_activations, make_network
 from maxatar_agents.algorithms.on_policy import Rollout
 from maxatar_agents.algorithms.program import Program
 
@@ -84,6 +84,12 @@ PRESETS: dict[str, dict[str, Any]] = {
         num_envs=32, num_steps=64, num_epochs=2, num_minibatches=8,
         lr=3e-4, q_lambda=0.95, epsilon_end=0.2, epsilon_fraction=0.2, reward_scale=0.1,
         hidden=(128, 128),
+    ),
+    # Continual MinAtar, C-CHAIN's protocol (SpaceInvaders -> Asterix -> Seaquest, 2M frames each, one pass, the
+    # observations front-padded to 10 channels, the full action set): purejaxql's agent with a constant step size.
+    "c-chain": dict(
+        env_id="maxatar/MinAtar-Continual-v0", protocol="c-chain", total_steps=6_000_000, log_points=60,
+        lr_decay=False,
     ),
     # Doors: the one-hot grid, 100-step episodes.
     "doors": dict(
@@ -173,7 +179,9 @@ def make_program(config: Config) -> Program:
         mean_loss, mean_q = mean_logs
         return {"loss": mean_loss, "q_mean": mean_q, "epsilon": epsilon(t_end - 1)}
 
-    agent = program.Agent(on_policy.network_init(network), explore, on_policy.Learning(targets, loss_fn), report, act)
+    features = functools.partial(hidden_activations, network)
+    learning = on_policy.Learning(targets, loss_fn)
+    agent = program.Agent(on_policy.network_init(network), explore, learning, report, act, features=features)
     return on_policy.assemble(config, env, env_params, agent)
 
 

@@ -123,7 +123,9 @@ class Agent(NamedTuple):
     act(params, obs) -> actions, the evaluation policy, whose params are the learner's `policy_field` (with
         `keep_best`, the shared code keeps the best of them in `best_params` and evaluates those);
     sample(params, obs, key) -> actions drawn from the policy, for an agent whose policy is a distribution
-        (None otherwise): its evaluation is reported beside `act`'s.
+        (None otherwise): its evaluation is reported beside `act`'s;
+    features(params, obs) -> the hidden layers' activations, each (batch, units), the last layer's last
+        (`networks.hidden_activations`), for the plasticity diagnostics of continual runs (None: not logged).
     """
 
     init: Callable
@@ -134,6 +136,7 @@ class Agent(NamedTuple):
     policy_field: str = "params"
     num_init_keys: int = 1
     sample: Callable | None = None
+    features: Callable | None = None
 
 
 class Step(NamedTuple):
@@ -165,10 +168,14 @@ def start(
     return initial_state(made, agent.policy_field, buffer(obs), env_state, obs, key)
 
 
-def stepper(agent: Agent, env: Environment, env_params: EnvParams, num_envs: int) -> Callable:
+def stepper(
+    agent: Agent, env: Environment, env_params: EnvParams, num_envs: int, cut_every: int | None = None
+) -> Callable:
     """`step(state, key, t) -> (state, Step)`: one vector step at global vector step t with the agent's
     behaviour policy, from one uniform block drawn from `key` (the acting rule's `ACT_UNIFORMS` per environment,
-    then the environments'); the state moves to the next observations and episode statistics."""
+    then the environments'); the state moves to the next observations and episode statistics. With
+    `cut_every`, every episode is cut (truncated) after each `cut_every`-th vector step: the end of a
+    continual run's stage, so that no return bootstraps across a task switch."""
     auto = AutoReset(env)
     batched_step = jax.vmap(auto.step_from_uniforms, in_axes=(0, 0, 0, None))
 
@@ -178,6 +185,8 @@ def stepper(agent: Agent, env: Environment, env_params: EnvParams, num_envs: int
         obs, env_state, reward, terminated, truncated, _ = batched_step(
             uniforms[:, ACT_UNIFORMS:], state.env_state, action, env_params
         )
+        if cut_every is not None:
+            truncated = truncated | ((t + 1) % cut_every == 0)
         seen = Step(state.obs, action, reward, terminated, truncated, extras)
         stats = episode_stats_update(state.stats, reward, terminated | truncated)
         return state._replace(env_state=env_state, obs=obs, stats=stats), seen
