@@ -31,7 +31,7 @@ from maxatar.prng import uniform_to_int
 from maxatar_agents.algorithms import off_policy, program
 from maxatar_agents.algorithms.config import env_from_config
 from maxatar_agents.algorithms.fields import knob
-from maxatar_agents.algorithms.networks import make_network
+from maxatar_agents.algorithms.networks import hidden_activations, make_network
 from maxatar_agents.algorithms.off_policy import Transition
 from maxatar_agents.algorithms.program import Program
 
@@ -77,6 +77,14 @@ PRESETS: dict[str, dict[str, Any]] = {
     "fast": dict(
         total_steps=2_000_000, num_envs=16,
         batch_size=128, target_update_every=250, n_step=3, double_q=True,
+        optimizer="adam", lr=2.5e-4, adam_eps=1.5e-4,
+    ),
+    # Continual MinAtar, C-CHAIN's protocol (SpaceInvaders -> Asterix -> Seaquest, 2M frames each, one pass, the
+    # observations front-padded to 10 channels, the full action set) with its agent, Double DQN, on `fast`'s
+    # wall-clock settings.
+    "c-chain": dict(
+        env_id="maxatar/MinAtar-Continual-v0", protocol="c-chain", total_steps=6_000_000, log_points=60,
+        num_envs=16, batch_size=128, target_update_every=250, n_step=3, double_q=True,
         optimizer="adam", lr=2.5e-4, adam_eps=1.5e-4,
     ),
     # CartPole-v1 in 100k frames: 4 environments and one update of 64 samples per vector step with Adam
@@ -202,8 +210,17 @@ def make_program(config: Config) -> Program:
         loss, q_mean = mean_logs
         return {"loss": loss, "q_mean": q_mean, "epsilon": epsilon(t_end - 1)}
 
+    def renew(learner: Learner) -> Learner:
+        """A fresh optimiser state (a continual run's `reset_optimizer`)."""
+        return learner._replace(opt_state=optimizer.init(learner.params))
+
     agent = program.Agent(
-        init=init, explore=explore, learn=off_policy.Learning(config.n_step + 1, update), report=report, act=act
+        init=init,
+        explore=explore,
+        learn=off_policy.Learning(config.n_step + 1, update, renew),
+        report=report,
+        act=act,
+        features=functools.partial(hidden_activations, network),
     )
     return off_policy.assemble(config, env, env_params, agent)
 
