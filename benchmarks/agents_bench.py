@@ -54,11 +54,11 @@ from benchmarks.measure import Spread
 from benchmarks.pages import replace_section
 from maxatar.machine import machine_now as machine  # each results row's machine
 from maxatar.registry import MINATAR_GAMES as GAMES
-from maxatar_agents import dqn
-from maxatar_agents.configs import default_preset, make_config, parse_assignments
-from maxatar_agents.published import MINATAR_DQN, PGX_PPO
-from maxatar_agents.registry import AGENT_MODULES, agent_module
-from maxatar_agents.runner import compiled
+from maxatar_agents.algorithms import dqn
+from maxatar_agents.algorithms.registry import AGENT_MODULES, agent_module
+from maxatar_agents.experiments.published import MINATAR_DQN, PGX_PPO
+from maxatar_agents.run.configs import default_preset, make_config, parse_assignments
+from maxatar_agents.run.runner import compiled
 
 RESULTS = Path("benchmarks/results/agents")
 # MINATAR_DQN: MinAtar's published DQN returns, the targets of (c).

@@ -35,7 +35,7 @@ AGENT_CASES = {
 # Prints the seconds from the process's start to its first training interval, then trains to the end.
 AGENT_SCRIPT = """
 import sys, time
-from maxatar_agents import cli
+from maxatar_agents.run import cli
 start = float(sys.argv[1])
 seen = []
 def first(_):

@@ -1,4 +1,4 @@
-"""Throughput of the tabular agents (`maxatar_agents.q_learning`): environment steps with a TD update per second,
+"""Throughput of the tabular agents (`algorithms.q_learning`): environment steps with a TD update per second,
 summed over 30 agents trained at once on Doors, against the 1.8M steps/s reported for 30 tabular Q-learning
 agents on a vectorised gridworld on a CPU (target: 10x, 18M steps/s).
 
@@ -22,7 +22,7 @@ import jax.numpy as jnp
 
 from benchmarks import options
 from benchmarks.measure import Run, Spread, command, interleaved, publish, timed
-from maxatar_agents import q_learning
+from maxatar_agents.algorithms import q_learning
 
 REFERENCE = 1.8e6  # steps/s of the source's 30 tabular Q-learning agents on a vectorised gridworld, CPU
 

@@ -244,7 +244,21 @@ def page(env_id: str) -> tuple[str, str]:
     return cls.name, "\n".join(out).rstrip() + "\n"
 
 
-AGENTS = {"dqn": "DQN", "sac": "SAC (discrete)", "ppo": "PPO", "pqn": "PQN"}
+GENERATED = "<!-- written by docs/make_pages.py from the agent's module: edit the module, not this page -->"
+
+
+def generated_agents() -> list[str]:
+    """The registered agents whose page is written here: all but those with a page of their own (one without the
+    `GENERATED` line, such as the tabular agents')."""
+    from maxatar_agents.algorithms.registry import AGENT_MODULES
+
+    pages = {algo: DOCS / "agents" / f"{algo}.md" for algo in AGENT_MODULES}
+    return [a for a, page in pages.items() if not page.exists() or page.read_text().startswith(GENERATED)]
+
+
+def agent_title(module) -> str:
+    """An agent's name on its page: the module's `TITLE`, or its `ALGORITHM` in capitals."""
+    return getattr(module, "TITLE", module.ALGORITHM.upper())
 
 
 def fence_commands(doc: str) -> str:
@@ -260,10 +274,12 @@ def fence_commands(doc: str) -> str:
 
 def agent_page(algo: str) -> str:
     """An agent's page: its docstring, presets (with the fields they set) and its rows of the results table."""
-    from maxatar_agents.configs import env_presets
+    from maxatar_agents.algorithms.registry import agent_module
+    from maxatar_agents.run.configs import env_presets
 
-    module = importlib.import_module(f"maxatar_agents.{algo}")
-    out = [f"# {AGENTS[algo]}", "", f"`maxatar_agents/{algo}.py`: `python -m maxatar_agents.{algo} --help`.", ""]
+    module = agent_module(algo)
+    source = module.__name__.replace(".", "/") + ".py"
+    out = [GENERATED, f"# {agent_title(module)}", "", f"`{source}`: `python -m maxatar_agents {algo} --help`.", ""]
     out += [fence_commands((module.__doc__ or "").strip()), ""]
     out += ["## Presets", ""]
     by_env = {v: k for k, v in env_presets(module).items()}
@@ -281,13 +297,13 @@ def agent_page(algo: str) -> str:
         "",
         "<!-- docs: long-running (trains for seconds to minutes) -->",
         "```bash",
-        f"python -m maxatar_agents.{algo} --env maxatar/CartPole-v1 --seeds 2 --out runs/{algo}-cartpole",
+        f"python -m maxatar_agents {algo} --env maxatar/CartPole-v1 --seeds 2 --out runs/{algo}-cartpole",
         "```",
         "",
     ]
     out += ["## Results on the MinAtar games", ""]
     header, *rows = runs_table() or [""]
-    label = AGENTS[algo].split()[0]
+    label = agent_title(module).split()[0]
     rows = [line for line in rows if f"| {label} (`" in line]
     if header and rows:
         out += [
@@ -304,8 +320,9 @@ def agent_page(algo: str) -> str:
 
 
 def agent_pages() -> None:
-    """docs/agents/<algo>.md for every deep RL agent (rewritten only where it changed)."""
-    for algo in AGENTS:
+    """docs/agents/<algo>.md for every registered agent without a page of its own (rewritten only where it
+    changed)."""
+    for algo in generated_agents():
         path, text = DOCS / "agents" / f"{algo}.md", agent_page(algo)
         if not path.exists() or path.read_text() != text:
             path.write_text(text)

@@ -10,7 +10,7 @@ appends it to a JSON-lines file that `report` turns into the GPU section of docs
 `train` runs each game's preset (MinAtar's setting, `--frames` per seed) one interval at a time and stops at
 `--frames` or after `--cap` seconds of wall-clock; the time to the target is the first interval end at which
 the seeds' mean return over their last 100 training episodes reaches MinAtar's published DQN return
-(`maxatar_agents.published.MINATAR_DQN`). A run stopped by the cap reports its frames per second, from which
+(`maxatar_agents.experiments.published.MINATAR_DQN`). A run stopped by the cap reports its frames per second, from which
 the whole run's time is extrapolated (marked as such). `dqn` times the `minatar` preset (one update per frame)
 after its 5,000 random frames, on both implementations, and extrapolates each to 5M frames. `report` also sets
 the runs of the GPU suite's `gymnax` stage (`agents_gymnax/`, the results pipeline's layout) beside the returns
@@ -34,10 +34,10 @@ import numpy as np
 from benchmarks.agents_bench import keys_for
 from benchmarks.pages import replace_section
 from maxatar.registry import MINATAR_GAMES as GAMES
-from maxatar_agents.configs import default_preset, make_config
-from maxatar_agents.published import MINATAR_DQN
-from maxatar_agents.registry import agent_module
-from maxatar_agents.runner import compiled
+from maxatar_agents.algorithms.registry import agent_module
+from maxatar_agents.experiments.published import MINATAR_DQN
+from maxatar_agents.run.configs import default_preset, make_config
+from maxatar_agents.run.runner import compiled
 
 FULL_FRAMES = 5_000_000  # MinAtar's protocol: 5M frames per seed
 TRAIN_FILE, DQN_FILE, DEVICE_FILE = "train.jsonl", "dqn.jsonl", "device.json"

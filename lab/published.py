@@ -1,12 +1,12 @@
 """Published figures that only the project's reports (`lab.results`) set results beside, with their sources;
-those the installed package uses too (MinAtar's DQN, pgx's PPO) are in `maxatar_agents.published`."""
+those the installed package uses too (MinAtar's DQN, pgx's PPO) are in `maxatar_agents.experiments.published`."""
 
 from __future__ import annotations
 
 # MinAtar's AC(lambda=0.8) after 5M frames, read off the learning curves of its README and paper
 # (img/learning_curves.gif; 30 seeds, full action set, sticky 0.1, ramping): about +-5% of the axis.
 MINATAR_AC = {"Breakout-v0": 17.5, "Asterix-v0": 19, "Freeway-v0": 46, "Seaquest-v0": 15, "SpaceInvaders-v0": 185}
-# pgx's PPO (`maxatar_agents.published.PGX_PPO`) after 5M frames (a quarter of its run), read off the curves of
+# pgx's PPO (`experiments.published.PGX_PPO`) after 5M frames (a quarter of its run), read off the curves of
 # its README: their x axis is seconds, so this assumes its updates took equal time; about +-2 (Freeway,
 # SpaceInvaders +-5). What the PPO runs here, at most 5M frames, compare with.
 PGX_PPO_5M = {"Breakout-v0": 5, "Asterix-v0": 4, "Freeway-v0": 30, "Seaquest-v0": 3, "SpaceInvaders-v0": 28}

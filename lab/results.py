@@ -59,7 +59,7 @@ from benchmarks.pages import replace_section
 from lab.published import GYMNAX_SETTING_PUBLISHED, MINATAR_AC, PGX_PPO_5M
 from maxatar.machine import machine_now as machine
 from maxatar.registry import MINATAR_GAMES as GAMES
-from maxatar_agents.published import MINATAR_DQN, PGX_PPO
+from maxatar_agents.experiments.published import MINATAR_DQN, PGX_PPO
 from renderers.cli import bounded
 
 SETTINGS = ("minatar", "gymnax")  # the environment settings a protocol is trained in (`protocol`)
@@ -188,7 +188,8 @@ def part_finished(results: Path, entry: Entry, game: str, first: int) -> bool:
 
 def protocol_config(entry: Entry, game: str):
     """The config `run` trains `entry` on `game` with today: its preset, with the protocol's frames and setting."""
-    from maxatar_agents import configs, registry
+    from maxatar_agents.algorithms import registry
+    from maxatar_agents.run import configs
 
     overrides = {} if entry.frames is None else {"total_steps": entry.frames}
     if entry.setting != "minatar":
@@ -200,7 +201,7 @@ def preset_changes(results: Path, entry: Entry, game: str) -> dict[str, tuple]:
     """Where the config a run's finished parts trained with (their summary.json) differs from `protocol_config`,
     as field -> (trained, today): a run trained before its preset changed, which the table must not pass off as
     today's preset, and whose missing seeds must not be trained with another config and merged with it."""
-    from maxatar_agents.configs import config_to_dict
+    from maxatar_agents.run.configs import config_to_dict
 
     today = protocol_config(entry, game)
     now = config_to_dict(today)
@@ -238,7 +239,7 @@ def agent_argv(entry: Entry, game: str, out: Path, resume: bool, first: int = 0,
 
 def trained(out: Path) -> bool:
     """Whether the part whose checkpoint is `out` has finished training (its results may not be copied yet)."""
-    from maxatar_agents import checkpoint
+    from maxatar_agents.run import checkpoint
 
     return checkpoint.exists(out) and checkpoint.read_meta(out).get("final_eval") is not None
 
@@ -295,14 +296,14 @@ def keep_results(
 def run(args) -> None:
     """Every pending run of the protocol, one at a time (or `--jobs` at a time); Ctrl-C or SIGTERM leaves a
     checkpoint that --resume continues."""
-    from maxatar_agents.interrupts import stops_like_ctrl_c
+    from maxatar_agents.run.interrupts import stops_like_ctrl_c
 
     with stops_like_ctrl_c():
         run_pending(args)
 
 
 def run_pending(args) -> None:
-    from maxatar_agents import checkpoint
+    from maxatar_agents.run import checkpoint
 
     plan = [
         (e, g) for e, g in planned_runs(args.setting) if (not args.algos or e.algo in args.algos) and g in args.games
@@ -392,7 +393,7 @@ def train_parts(queue: list[tuple[Entry, str, int, int]], args) -> None:
 
     On a 2-core CPU (AVX-512) two one-seed DQN `minatar` processes trained at about 840 and 780 frames/s side by
     side, against 1170 for one alone: one process's small updates leave much of the second core idle."""
-    from maxatar_agents import checkpoint
+    from maxatar_agents.run import checkpoint
 
     side_by_side = args.jobs > 1
     # process -> entry, game, first seed, the load at its start, its log (None: its output is this terminal's)
@@ -484,7 +485,7 @@ def strongest(results: Path) -> dict[str, tuple[str, dict]]:
 def export(args) -> None:
     """Ship the best seed of each game's strongest run as a pretrained policy, with its GIF, where it beats
     (or replaces a missing) shipped one; needs the run's checkpoint in --runs."""
-    from maxatar_agents import checkpoint, policies
+    from maxatar_agents.run import checkpoint, policies
 
     for game, (name, summary) in sorted(strongest(args.results).items()):
         per_seed = summary["final_eval_return_per_seed"]
@@ -521,7 +522,7 @@ def export(args) -> None:
 def check_figure(run_dir: Path, seed_index: int) -> dict:
     """The greedy return over the few fixed episodes that tests/test_pretrained.py plays, recorded at export
     so the test can tell a policy that still plays as trained from one that does not."""
-    from maxatar_agents.policies import policy_returns
+    from maxatar_agents.run.policies import policy_returns
 
     returns = policy_returns(run_dir, CHECK_EPISODES, 0, seed_index)
     return {"episodes": CHECK_EPISODES, "key": 0, "return_mean": float(np.mean(returns))}
@@ -632,7 +633,7 @@ def aggregate_lines(args) -> list[str]:
     """The agents over the five games as the field compares them (`maxatar_agents.evaluate`: normalised scores,
     interquartile mean with stratified-bootstrap intervals, performance profiles), from the same results; the
     profile figure goes beside the learning curves."""
-    from maxatar_agents import evaluate as ev
+    from maxatar_agents.experiments import statistics as ev
 
     names = list(dict.fromkeys(entry.name for entry in PROTOCOL))
     runs = [str(args.results / name) for name in names if (args.results / name).is_dir()]

@@ -31,6 +31,7 @@ import numpy as np
 from maxatar.checks import InputError, check_choice, check_flag, check_size
 from maxatar.core import EnvParams, Looks, pytree_dataclass
 from maxatar.episode import AutoReset, Environment, in_groups
+from maxatar.pixels import ObservationVariant
 from maxatar.prng import materialize
 from maxatar.registry import MINATAR_GAMES, env_class
 from maxatar.twin import Twin, load_twin
@@ -339,6 +340,10 @@ class MultiGame(Environment):
             if (tasks == k).any()
         )
 
+    def task_game(self, task: int) -> TaskGame:
+        """Game `task` alone with the union's observation and actions (`TaskGame`)."""
+        return TaskGame(self, task)
+
     def task_params(self, params: MultiGameParams, frame) -> MultiGameParams:
         """`params` playing the schedule's task at `frame` (jittable)."""
         return params.replace(task=self.schedule.task_at(frame))
@@ -356,6 +361,32 @@ class MultiGame(Environment):
         for _ in range(uniforms.ndim - 1):
             one = jax.vmap(one)
         return one(uniforms)
+
+
+class TaskGame(ObservationVariant):
+    """Game `task` of a `MultiGame` alone, with the union's observation and actions: what a training loop steps
+    for a whole stretch of one task (the agents switch games once per logging interval, outside their step loop,
+    so each step runs one game's code and no conditional). Its params are the game's own (`game_params`); it
+    plays exactly as the union does on that task."""
+
+    obs_shape = UNION_SHAPE
+    obs_dtype = jnp.bool_
+
+    def __init__(self, union: MultiGame, task: int):
+        super().__init__(union.game_envs[task])
+        self.union, self.task = union, task
+        self.twin = None
+
+    def game_observation(self, game) -> jax.Array:
+        return self.union.union_observation(self.task, self.env.game_observation(game))
+
+    def game_step(self, game, action, draws, params):
+        return self.env.game_step(game, self.union._played(self.task, action), draws, params)
+
+    def game_params(self, params: MultiGameParams) -> EnvParams:
+        """The union's params as this game's (every field but `task`)."""
+        fields = {f.name for f in dataclasses.fields(EnvParams)}
+        return self.env.params_class(**{name: getattr(params, name) for name in fields})
 
 
 _DERIVED = ("game_envs", "slots", "legal_actions")
@@ -469,4 +500,5 @@ __all__ = [
     "MultiTask",
     "Preset",
     "Schedule",
+    "TaskGame",
 ]

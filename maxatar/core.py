@@ -11,14 +11,14 @@ A game implements a handful of hooks (`init`, `game_step`, `game_observation`, a
 `maxatar.Environment` (`maxatar.episode.Environment`: this class plus the episode protocol, `reset`, `step`,
 `transition`). It also declares what the spaces and the renderers read (observation bounds, channel names and
 colours, keys) as plain data next to its rules, so no other layer keeps a table keyed by game name. This module
-imports nothing of `maxatar` but the input checks and the random numbers. See docs/architecture.md.
+imports nothing of `maxatar` but the input checks, the random numbers and the table of old names (`_compat`). See
+docs/architecture.md.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, NamedTuple
 
@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from maxatar import _compat
 from maxatar.checks import InputError, check_key
 
 # The input checks live in maxatar.checks; these are re-exported here for older imports.
@@ -94,12 +95,6 @@ class Draws:
     game: Any
 
 
-def keep_last_action(fresh: EnvState, previous: EnvState) -> EnvState:
-    """Deprecated: `maxatar.keep_last_action` (`maxatar.episode`, with the other episode rules)."""
-    warnings.warn("maxatar.core.keep_last_action moved to maxatar.keep_last_action", DeprecationWarning, stacklevel=2)
-    return dataclasses.replace(fresh, last_action=previous.last_action)
-
-
 RGB = tuple[int, int, int]
 
 
@@ -155,21 +150,6 @@ class States:
     ranges: Mapping[str, range | tuple[float, float]] = dataclasses.field(default_factory=dict)
 
 
-class _Moved:
-    """A loose attribute of 0.2.0 read from the grouped value it moved into (deprecated)."""
-
-    def __init__(self, group: str, field: str | None = None):
-        self.group, self.field = group, field
-
-    def __set_name__(self, owner, name):
-        self.name, self.field = name, self.field or name
-
-    def __get__(self, env, cls):
-        where = f"{self.group}.{self.field}"
-        warnings.warn(f"Environment.{self.name} is deprecated: read Environment.{where}", DeprecationWarning, 2)
-        return getattr(getattr(cls if env is None else env, self.group), self.field)
-
-
 def tree_select(pred, on_true, on_false):
     """Branch-free select between two pytrees of identical structure (cheap under vmap)."""
     return jax.tree.map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)
@@ -223,8 +203,8 @@ class Environment:
       looks                how it looks (`Looks`): channels, draw order, canvas, keys
       states               what its states may hold (`States`): the ranges of its values
 
-    A subclass that still sets 0.2.0's loose attributes (channels, draw_order, canvas_cells, keymap, idle_action,
-    state_ranges) gets them grouped into `looks` and `states`, with a DeprecationWarning; reading them warns too.
+    A game class that still sets 0.2.0's loose attributes (channels, draw_order, canvas_cells, keymap, idle_action,
+    state_ranges) is refused when made, with one error saying what to declare (`maxatar._compat`).
     """
 
     name: ClassVar[str] = "environment"
@@ -251,33 +231,8 @@ class Environment:
     looks: ClassVar[Looks] = Looks()
     states: ClassVar[States] = States()
 
-    # 0.2.0's loose attributes, deprecated: read from the grouped values, and grouped when a subclass sets them.
-    channels = _Moved("looks")
-    draw_order = _Moved("looks")
-    canvas_cells = _Moved("looks")
-    keymap = _Moved("looks")
-    idle_action = _Moved("looks")
-    state_ranges = _Moved("states", "ranges")
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        loose = {k: v for k, v in vars(cls).items() if isinstance(vars(Environment).get(k), _Moved)}
-        if loose:
-            warnings.warn(
-                f"{cls.__name__} sets {', '.join(loose)}: declare looks = Looks(...) and states = "
-                "States(ranges=...) instead (deprecated)",
-                DeprecationWarning,
-                2,
-            )
-            for name in loose:
-                delattr(cls, name)
-            ranges = loose.pop("state_ranges", cls.states.ranges)
-            cls.looks, cls.states = (
-                dataclasses.replace(cls.looks, **loose),
-                dataclasses.replace(cls.states, ranges=ranges),
-            )
-
     def __init__(self, minimal_actions: bool = False):
+        _compat.check_game_class(type(self))
         full = tuple(range(self.num_game_actions))
         self.action_set = tuple(self.minimal_action_set or full) if minimal_actions else full
 
@@ -423,3 +378,6 @@ def observation_bounds(env: Environment) -> tuple:
     high = np.broadcast_to(np.asarray(env.obs_high, np.float32), env.obs_shape)
     low = -high if env.obs_low is None else np.broadcast_to(np.asarray(env.obs_low, np.float32), env.obs_shape)
     return low, high, np.dtype(np.float32)
+
+
+__getattr__ = _compat.moved_attribute(__name__)  # 0.2.0's names of this module (`maxatar._compat`)

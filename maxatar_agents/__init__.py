@@ -1,32 +1,39 @@
-"""Baseline agents for MaxAtar: DQN (`maxatar_agents.dqn`), discrete SAC (`maxatar_agents.sac`), PPO
-(`maxatar_agents.ppo`), PQN (`maxatar_agents.pqn`), and tabular Q-learning, expected SARSA and double
-Q-learning on Doors (`maxatar_agents.q_learning`).
+"""Baseline agents for MaxAtar, in three layers, each importing only those below it (`lint-imports` checks it):
 
-Each agent is one file, readable top to bottom: its `Config`, presets and search space, its losses as plain
-functions, its update and acting rule, and `make_train(config) -> train(key)`, a pure function that runs a
-whole training run as one jitted program and can be vmapped over seeds. What the agents share lives once:
+* `algorithms`: the agents and their blocks, pure JAX, importing nothing of the command line, storage or
+  trackers. One file per agent (`dqn`, `sac`, `ppo`, `pqn`, `q_learning`: tabular Q-learning, expected SARSA
+  and double Q-learning on Doors), each with its `Config`, presets and search space, its losses as plain
+  functions, and `make_train(config) -> train(key)`, a whole run as one jitted program that can be vmapped over
+  seeds; the blocks they share: `fields` and `config` (config fields and their checks; the run's and the
+  network's configs), `program` (a run's shape, the `Agent` contract, the gradient step), `off_policy` and
+  `on_policy` (the skeletons), `networks`, `evaluation` (returns measured in JAX), `grid` (float
+  hyperparameters swept in the same program) and `registry` (the agents by name; `register` adds one).
+* `run`: the run platform: the command line generated from each `Config` (`cli`), one interval at a time with
+  checkpoints (`runner`), the files a run writes (`artifacts`), the checkpoint store (`checkpoint`), a run's
+  trained policy (`policies`: load, export), configs as text (`configs`), and the commands' file and signal
+  rules (`files`, `interrupts`).
+* `experiments`: the experiment platform: Optuna sweeps (`sweep`) on their study storage (`study`), MLflow /
+  TensorBoard tracking (`tracking`, hung on a run as its hooks), passwords kept out of output (`redaction`),
+  and the evaluation statistics over finished runs (`statistics`, with the published figures in `published`).
 
-* `program`: the shape of a run (init, logging intervals, evaluation), `make_train`, the contract an
-  algorithm gives a skeleton (`Agent`) and the gradient step every agent takes (`gradient_update`);
-* `off_policy`: the off-policy skeleton of DQN and SAC (acting, stepping, replay buffer, update schedule,
-  target update);
-* `on_policy`: the on-policy skeleton of PPO and PQN (rollouts, per-sample targets, minibatch epochs);
-* `networks`, `evaluation`: encoders and heads; returns measured inside JAX;
-* `configs`, `registry`, `checkpoint`, `policies`: config <-> text and JSON, presets chosen by environment
-  (`make_config`), the agents by name, safe save/load, a run's trained policy (load, export);
-* `runner`, `artifacts`, `cli`: one interval at a time with checkpoints, the files a run writes, and the
-  command line generated from each `Config`;
-* `grid`: sweeps of float hyperparameters trained in the same vmapped program as the seeds;
-* `sweep`, `study`, `tracking`, `redaction`: the Optuna driver (`python -m maxatar_agents.sweep`), its study
-  storage, MLflow / TensorBoard logging (`--track`), and the passwords of their URLs kept out of what they print
-  and write.
+On top, the commands (`commands`): `python -m maxatar_agents ALGO ...`, the same as
 
     python -m maxatar_agents.pqn --env maxatar/Breakout-v0 --seeds 4 --out runs/breakout
 
+(and `python -m maxatar_agents.sweep`, `.evaluate`, `.export`). The names of 0.2.0's flat package still work,
+with a warning, until 0.4 (`_compat`).
+
 `load_policy(path)` plays a run's trained policy; `load_policy("pretrained:maxatar/Breakout-v0")` the one
-shipped with the package for that game (`pretrained/`, made by `python -m lab.results`).
+shipped with the package for that game (`pretrained/`, made by `python -m lab.results`). `register(name, module)`
+adds an agent of your own to the command line, checkpoints, sweeps and `load_policy`; `make_config(module,
+env_id, preset, **overrides)` an agent's config as the command line makes it.
 """
 
-from maxatar_agents.policies import load_policy
+from maxatar_agents import _compat
+from maxatar_agents.algorithms.registry import register
+from maxatar_agents.run.configs import make_config
+from maxatar_agents.run.policies import load_policy
 
-__all__ = ["load_policy"]
+_compat.install()
+
+__all__ = ["load_policy", "make_config", "register"]

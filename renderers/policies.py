@@ -3,9 +3,9 @@ the trained policy shipped with `maxatar_agents` for the environment (`pretraine
 
 The checkpoint interface `renderers` relies on (kept small so `maxatar_agents` can satisfy it):
 
-    maxatar_agents.policies.load_policy(path: str) -> tuple[str, act]
+    maxatar_agents.run.policies.load_policy(path: str) -> tuple[str, act]
 
-    maxatar_agents.policies.policy_env_kwargs(path: str) -> dict   (optional)
+    maxatar_agents.run.policies.policy_env_kwargs(path: str) -> dict   (optional)
 
 `load_policy` returns the id of the environment the checkpoint was trained on and a pure, jittable
 `act(key, obs) -> action index` for one unbatched observation (greedy or sampled, the agent's choice).
@@ -25,7 +25,7 @@ from maxatar.extras import require
 from maxatar.registry import canonical_name
 from renderers.rollout import Policy
 
-CHECKPOINT_MODULE = "maxatar_agents.policies"
+CHECKPOINT_MODULE = "maxatar_agents.run.policies"
 AGENT_MODULES = ("flax", "optax")  # what loading a trained policy imports, from the `agents` extra
 PRETRAINED = "pretrained"  # `--policy pretrained`: the shipped policy of --env (`pretrained:<id>` names one)
 DEFAULT_SETTING = "minatar"  # what a checkpoint without a recorded setting was trained in (maxatar.make's default)

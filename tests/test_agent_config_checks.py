@@ -24,9 +24,17 @@ from pathlib import Path
 
 import pytest
 
-from maxatar_agents import checkpoint, cli, dqn, ppo, pqn, q_learning, sac, sweep, tracking
-from maxatar_agents.configs import ConfigError, ConfigTypeError, make_config
+from maxatar_agents import commands
+from maxatar_agents.algorithms import dqn, ppo, pqn, sac
+from maxatar_agents.algorithms.fields import ConfigError, ConfigTypeError
+from maxatar_agents.algorithms.registry import agent_module
+from maxatar_agents.experiments import sweep, tracking
+from maxatar_agents.run import checkpoint, cli
+from maxatar_agents.run.configs import make_config
+from tests import agent_lists
 from tests.test_tracking import INTERVALS, TINY, tiny_args
+
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no network calls from the tests
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,8 +61,8 @@ BAD_VALUES = [
 # Those the command line can give as text (text that is not of the field's type, such as 2.5 for an int, is
 # refused by the option's parser itself, with argparse's message).
 CLI_BAD = [case for case in BAD_VALUES if case[1] not in ("keep_best", "num_envs") and case[2] != "abc"]
-MODULES = {"dqn": dqn, "sac": sac, "ppo": ppo, "pqn": pqn, "q_learning": q_learning}
-CARTPOLE = {"dqn": "CartPole-v1", "sac": "CartPole-v1", "ppo": "CartPole-v1", "pqn": "CartPole-v1"}
+MODULES = {name: agent_module(name) for name in agent_lists.agents()}
+CARTPOLE = dict.fromkeys(agent_lists.cartpole_agents(), "CartPole-v1")
 
 
 def as_text(value) -> str:
@@ -190,8 +198,14 @@ def test_the_command_lines_exit_2_with_one_line_and_no_traceback(tmp_path):
     """The real entry points, in processes of their own: no traceback, status 2, --out never made."""
     out = tmp_path / "run"
     commands = [
-        (["maxatar_agents.q_learning", "--env", "maxatar/Breakout-v0"], "breakout has no small discrete state"),
-        (["maxatar_agents.dqn", "--env", "CartPole-v1", "--sticky-action-prob", "2"], "sticky_action_prob must be"),
+        (
+            ["maxatar_agents.q_learning", "--env", "maxatar/Breakout-v0"],
+            "breakout has no small discrete state",
+        ),
+        (
+            ["maxatar_agents.dqn", "--env", "CartPole-v1", "--sticky-action-prob", "2"],
+            "sticky_action_prob must be",
+        ),
     ]
     for argv, message in commands:
         done = subprocess.run(
@@ -250,7 +264,7 @@ def test_a_store_removed_mid_run_is_a_warning_and_the_run_finishes(capsys, tmp_p
         if done == 2:
             shutil.rmtree(store)
 
-    summary = cli.run("pqn", tiny_args(out, "--track", kind, "--track-uri", str(store)), on_interval=remove_store)
+    summary = commands.run("pqn", tiny_args(out, "--track", kind, "--track-uri", str(store)), on_interval=remove_store)
     err = capsys.readouterr().err
     warnings = [line for line in err.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and warnings[0].startswith(f"warning: --track {kind} failed, the run goes on"), err
@@ -269,7 +283,7 @@ def test_an_mlflow_server_that_is_not_there_fails_the_start_in_seconds(capsys, t
     argv = ["--env", "CartPole-v1", "--track", "mlflow", "--track-uri", f"http://127.0.0.1:{port}", "--out", str(out)]
     start = time.monotonic()
     with pytest.raises(SystemExit) as stop:
-        cli.main("pqn", argv)
+        commands.agent("pqn", argv)
     assert time.monotonic() - start < 10
     err = capsys.readouterr().err.strip()
     assert stop.value.code == 2 and len(err.splitlines()) == 1

@@ -17,13 +17,17 @@ import numpy as np
 import pytest
 
 import maxatar
-from maxatar_agents import checkpoint, cli, dqn, off_policy, policies, ppo, pqn, runner, sac
-from maxatar_agents.configs import config_to_dict
-from maxatar_agents.evaluation import episode_stats_init, episode_stats_update, recent_return
-from maxatar_agents.networks import patches3x3
-from maxatar_agents.off_policy import Transition
+from maxatar_agents.algorithms import dqn, off_policy
+from maxatar_agents.algorithms.evaluation import episode_stats_init, episode_stats_update, recent_return
+from maxatar_agents.algorithms.networks import patches3x3
+from maxatar_agents.algorithms.off_policy import Transition
+from maxatar_agents.run import checkpoint, cli, policies, runner, saved
+from maxatar_agents.run.configs import config_to_dict
+from tests import agent_lists
 
-AGENTS = {"dqn": dqn, "sac": sac, "ppo": ppo, "pqn": pqn}
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
+
+AGENTS = {module.ALGORITHM: module for module in agent_lists.cartpole_modules()}
 SEEDS = 2
 # A short CartPole run: long enough to beat random play clearly, short enough for CI.
 OVERRIDES = {
@@ -41,16 +45,22 @@ OVERRIDES = {
     "pqn": {"total_steps": 40_000, "log_points": 4},
 }
 COMMON = {"eval_episodes": 16}
+# An agent without overrides of its own here trains its `cartpole` preset for 4 intervals.
+DEFAULT_OVERRIDES = {"log_points": 4}
 
 
 def make_test_config(algorithm: str):
     module = AGENTS[algorithm]
-    return dataclasses.replace(module.Config(**module.PRESETS["cartpole"]), **OVERRIDES[algorithm], **COMMON)
+    return dataclasses.replace(module.Config(**module.PRESETS["cartpole"]), **overrides(algorithm), **COMMON)
+
+
+def overrides(algorithm: str) -> dict:
+    return OVERRIDES.get(algorithm, DEFAULT_OVERRIDES)
 
 
 def cli_args(algorithm: str, out, *extra: str) -> list[str]:
-    sets = [f"--set={k}={v}" for k, v in {**OVERRIDES[algorithm], **COMMON}.items() if k != "total_steps"]
-    total = OVERRIDES[algorithm]["total_steps"]
+    sets = [f"--set={k}={v}" for k, v in {**overrides(algorithm), **COMMON}.items() if k != "total_steps"]
+    total = make_test_config(algorithm).total_steps
     base = ["--env", "CartPole-v1", "--preset", "cartpole", "--seeds", str(SEEDS), "--total-steps", str(total)]
     return [*base, *sets, "--out", str(out), "--no-progress", *extra]
 
@@ -86,7 +96,7 @@ def cli_run(algorithm: str, tmp_path_factory):
 
 def saved_state(algorithm: str, out):
     parts = runner.compiled(algorithm, make_test_config(algorithm), SEEDS)
-    return checkpoint.load_state(out, parts["template"], checkpoint.read_meta(out))
+    return checkpoint.load_state(out, parts["template"], checkpoint.read_meta(out), saved.schema(parts["program"]))
 
 
 def assert_trees_equal(a, b):
@@ -290,7 +300,7 @@ def test_checkpoint_of_another_run_is_refused(capsys, tmp_path_factory):
     other = dataclasses.replace(make_test_config("dqn"), hidden=(64,))
     template = jax.eval_shape(jax.vmap(dqn.make_program(other).init), seed_keys())
     with pytest.raises(checkpoint.CheckpointError, match="does not match this configuration"):
-        checkpoint.load_state(out, template, checkpoint.read_meta(out))
+        checkpoint.load_state(out, template, checkpoint.read_meta(out), saved.schema(dqn.make_program(other)))
 
 
 def test_exported_policy_is_one_seed_of_the_run_and_cannot_be_resumed(algorithm, tmp_path_factory):
@@ -310,13 +320,13 @@ def test_exported_policy_is_one_seed_of_the_run_and_cannot_be_resumed(algorithm,
     np.testing.assert_array_equal(policies.policy_returns(shipped, 4), policies.policy_returns(out, 4, seed_index=1))
     parts = runner.compiled(algorithm, make_test_config(algorithm), SEEDS)
     with pytest.raises(checkpoint.CheckpointError, match="holds only a trained policy"):
-        checkpoint.load_state(shipped, parts["template"], meta)
+        checkpoint.load_state(shipped, parts["template"], meta, saved.schema(parts["program"]))
     with pytest.raises(checkpoint.CheckpointError, match="outside the checkpoint's 2 seeds"):
         policies.export_policy(out, shipped, 2, record={})
 
 
 def test_the_export_command_keeps_the_best_seed_and_names_a_bad_seed(capsys, tmp_path_factory):
-    from maxatar_agents import export
+    from maxatar_agents.run import export
 
     out, summary = cli_run("dqn", tmp_path_factory)
     policy = export.main([str(out), str(tmp_path_factory.mktemp("exported") / "policy")])

@@ -10,30 +10,33 @@ from pathlib import Path
 
 import pytest
 
-from maxatar_agents import cli, dqn, ppo, pqn, q_learning, sac
-from maxatar_agents.configs import env_presets, field_help, field_types, make_config
-from maxatar_agents.registry import AGENT_MODULES, agent_module
+from maxatar_agents.algorithms import dqn, ppo
+from maxatar_agents.algorithms.fields import field_help, field_types
+from maxatar_agents.algorithms.registry import AGENT_MODULES, agent_module
+from maxatar_agents.run import cli
+from maxatar_agents.run.configs import env_presets, make_config
+from tests import agent_lists
 
-MODULES = [dqn, sac, ppo, pqn]
+MODULES = agent_lists.cartpole_modules()
 
 
 def config_and_preset(algorithm: str, *argv: str):
     module = agent_module(algorithm)
     args = cli.build_parser(algorithm, module).parse_args([*argv, "--out", "unused"])
-    return cli.make_config(args, module)
+    return cli.config_from_args(args, module)
 
 
 def config_from(algorithm: str, *argv: str):
     return config_and_preset(algorithm, *argv)[0]
 
 
-def test_every_agent_is_registered():
-    assert sorted(AGENT_MODULES) == sorted(module.ALGORITHM for module in [*MODULES, q_learning])
+def test_every_agent_module_names_itself_as_registered():
+    assert all(agent_module(name).ALGORITHM == name for name in AGENT_MODULES)
 
 
-@pytest.mark.parametrize("algorithm", sorted(AGENT_MODULES))
+@pytest.mark.parametrize("algorithm", agent_lists.agents())
 def test_every_agent_declares_its_presets_and_search_space(algorithm):
-    from maxatar_agents import sweep
+    from maxatar_agents.experiments import sweep
 
     module = agent_module(algorithm)
     assert module.PRESETS and module.DEFAULT_PRESET in module.PRESETS
@@ -124,20 +127,20 @@ def test_a_preset_file_or_out_the_command_cannot_use_is_one_error_line_before_an
     fifo, zero = tmp_path / "fifo.json", tmp_path / "zero.json"
     os.mkfifo(fifo)  # would block a plain read
     zero.symlink_to("/dev/zero")  # would be read until memory runs out
-    package = Path(dqn.__file__).parent
+    package = Path(dqn.__file__).parents[1]  # maxatar_agents/
     out = tmp_path / "out"
     for argv, message in [
         (["--preset", str(fifo), "--out", str(out)], f"preset file '{fifo}': cannot read it as JSON: [Errno 22] not a"),
         (["--preset", str(zero), "--out", str(out)], f"preset file '{zero}': cannot read it as JSON: [Errno 22] not a"),
         (["--out", ""], "--out must name a directory, got ''"),
-        (["--out", str(package / "run")], f"--out '{package / 'run'}' is inside the installed package {package}"),
+        (["--out", str(package / "my-run")], f"--out '{package / 'my-run'}' is inside the installed package {package}"),
         (["--out", str(package.parent / "maxatar")], "is inside the installed package"),
     ]:
         with pytest.raises(SystemExit) as stop:
             cli.main("dqn", ["--env", "CartPole-v1", *argv])
         err = capsys.readouterr().err
         assert stop.value.code == 2 and err.count("\n") == 1 and message in err, err
-    assert not out.exists() and not (package / "run").exists()
+    assert not out.exists() and not (package / "my-run").exists()
 
 
 @pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
@@ -173,7 +176,7 @@ def test_a_ctrl_c_whose_raise_was_swallowed_stops_at_the_next_safe_point(stray_s
     # The signal arrives while the garbage collector runs a callback, which only prints exceptions: the
     # KeyboardInterrupt is lost there, but `interrupts.check` (before each interval, between sweep trials)
     # raises it again; a stop asked for in an earlier `stops_like_ctrl_c` does not leak into the next.
-    from maxatar_agents import interrupts
+    from maxatar_agents.run import interrupts
 
     class Finalized:
         def __del__(self):
@@ -189,7 +192,7 @@ def test_a_ctrl_c_whose_raise_was_swallowed_stops_at_the_next_safe_point(stray_s
 def test_a_ctrl_c_while_compiling_or_saving_is_raised_once_that_work_is_done(stray_sigterm_fails):
     # XLA's callbacks into Python must not raise (a run interrupted while compiling could crash), and a save
     # ends with a whole checkpoint: inside `deferred` the signal is recorded, then raised on the way out, once.
-    from maxatar_agents import interrupts
+    from maxatar_agents.run import interrupts
 
     done = []
     with pytest.raises(KeyboardInterrupt), interrupts.stops_like_ctrl_c():
@@ -217,16 +220,3 @@ def test_frames_is_an_alias_of_total_steps_as_in_the_sweep(module):
     assert config_from(algorithm, "--total-steps", "4096").total_steps == 4096
     options = {o: a for a in cli.build_parser(algorithm, module)._actions for o in a.option_strings}
     assert options["--frames"] is options["--total-steps"]
-
-
-def test_the_skeletons_earlier_agent_hooks_still_build_an_agent():
-    from maxatar_agents import off_policy, on_policy, program
-
-    with pytest.warns(DeprecationWarning, match="program.Agent"):
-        agent = off_policy.OffPolicyAgent(2, 1, "init", lambda *args: "actions", "update", "report", "params", "act")
-    assert isinstance(agent, program.Agent) and agent.learn == off_policy.Learning(2, "update")
-    assert agent.explore(None, None, None, 0) == ("actions", ())
-    with pytest.warns(DeprecationWarning, match="program.Agent"):
-        agent = on_policy.OnPolicyAgent(lambda key, obs: (key, obs), "explore", "targets", "loss", "report", "act")
-    assert agent.init(["key", "other"], "obs") == ("key", "obs")
-    assert agent.learn == on_policy.Learning("targets", "loss")

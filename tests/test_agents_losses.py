@@ -10,9 +10,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from maxatar_agents import dqn, off_policy, on_policy, ppo, pqn, sac
-from maxatar_agents.off_policy import Transition
-from maxatar_agents.on_policy import Rollout
+from maxatar_agents.algorithms import dqn, off_policy, on_policy, ppo, pqn, sac
+from maxatar_agents.algorithms.off_policy import Transition
+from maxatar_agents.algorithms.on_policy import Rollout
 
 
 def table(params, obs):

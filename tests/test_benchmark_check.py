@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import csv
 
+import pytest
+
 from benchmarks import check
+
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
 
 TINY = ["--envs", "CartPole-v1", "--n", "4", "--steps", "4", "--repeats", "1", "--min-time", "0.001"]
 

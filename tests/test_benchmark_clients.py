@@ -9,7 +9,11 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from benchmarks import clients
+
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
 
 COMMITTED = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "clients"
 

@@ -4,8 +4,12 @@ timing is asserted."""
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks import measure
 from benchmarks.measure import Run, Spread
+
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
 
 
 def test_interleaved_calls_each_case_once_per_repeat_in_turn():

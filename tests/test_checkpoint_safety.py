@@ -1,4 +1,4 @@
-"""Checkpoints that survive crashes, full disks, a second process and damaged files (`maxatar_agents.checkpoint`).
+"""Checkpoints that survive crashes, full disks, a second process and damaged files (`maxatar_agents.run.checkpoint`).
 
 On real files and processes: one tiny DQN run on CartPole (one seed, four intervals, interrupted after the
 second) is trained once per module; each test works on a copy of its directory. Faults are injected by
@@ -32,7 +32,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maxatar_agents import checkpoint, cli, policies, runner
+from maxatar_agents.run import checkpoint, cli, policies, runner, saved
+
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
 
 ARGS = [
     "--env",
@@ -77,11 +79,16 @@ def run(base, tmp_path) -> Path:
 
 def template(directory: Path):
     """The state's shapes, from the cached compiled pieces of the run's config."""
-    return runner.compiled("dqn", checkpoint.config_for(checkpoint.read_meta(directory)), 1)["template"]
+    return runner.compiled("dqn", saved.config_for(checkpoint.read_meta(directory)), 1)["template"]
 
 
 def load(directory: Path):
-    return checkpoint.load_state(directory, template(directory), checkpoint.read_meta(directory))
+    return checkpoint.load_state(
+        directory,
+        template(directory),
+        meta := checkpoint.read_meta(directory),
+        saved.schema(saved.program_for(meta)[1]),
+    )
 
 
 def assert_trees_equal(a, b):
@@ -159,10 +166,10 @@ def rewrite_member(directory: Path, name: str, write) -> None:
 
 def policy_leaf(directory: Path) -> str:
     """The name of a policy weight matrix in the array file."""
-    field = checkpoint.program_for(checkpoint.read_meta(directory))[1].policy_field
+    field = saved.program_for(checkpoint.read_meta(directory))[1].policy_field
     prefixes = (f".{field}", f".{field}".replace(checkpoint.LEARNER, "", 1))  # the current layout's, the old one's
-    with np.load(state_path(directory)) as saved:
-        return next(k for k in saved.files if k.startswith(prefixes) and saved[k].ndim == 3)
+    with np.load(state_path(directory)) as arrays:
+        return next(k for k in arrays.files if k.startswith(prefixes) and arrays[k].ndim == 3)
 
 
 def npy_header(descr: str, shape: tuple) -> bytes:
@@ -205,14 +212,14 @@ def test_save_interrupted_between_the_array_file_and_the_json_resumes_from_the_p
     crash = """
         import os, sys
         import jax, jax.numpy as jnp, numpy as np
-        from maxatar_agents import checkpoint
-        from maxatar_agents.registry import agent_module
+        from maxatar_agents.run import checkpoint, saved
+        from maxatar_agents.algorithms.registry import agent_module
 
         directory = sys.argv[1]
         meta = checkpoint.read_meta(directory)
-        program = agent_module("dqn").make_program(checkpoint.config_for(meta))
+        program = agent_module("dqn").make_program(saved.config_for(meta))
         template = jax.eval_shape(jax.vmap(program.init), jax.ShapeDtypeStruct((1, 2), jnp.uint32))
-        state = checkpoint.load_state(directory, template, meta)
+        state = checkpoint.load_state(directory, template, meta, saved.schema(program))
         state = jax.tree.map(lambda x: x + 1 if jnp.issubdtype(x.dtype, jnp.floating) else x, state)
         replace = os.replace
 
@@ -268,7 +275,7 @@ def test_a_full_disk_during_a_save_leaves_nothing_and_names_the_last_good_checkp
     full_disk = """
         import json, resource, signal, sys
         import numpy as np
-        from maxatar_agents import checkpoint
+        from maxatar_agents.run import checkpoint, saved
 
         directory = sys.argv[1]
         meta = checkpoint.read_meta(directory)
@@ -294,7 +301,7 @@ def test_resume_refuses_to_start_when_the_next_checkpoint_would_not_fit(run):
     size = (run / META).stat().st_size + state_path(run).stat().st_size
     full_disk = f"""
         import resource, signal, sys
-        from maxatar_agents import cli
+        from maxatar_agents.run import cli
 
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, ({size // 2}, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
@@ -478,8 +485,8 @@ def test_a_damaged_checkpoint_is_one_error_line_on_resume(run, capsys):
 def test_a_deflated_huge_array_is_refused_from_its_header_without_reading_it(run):
     # A member that inflates to 256 MiB (its compressed size about 256 kB) where a (1, 4, 64) weight belongs.
     name, shape = policy_leaf(run), (1, 8192, 8192)
-    with np.load(state_path(run)) as saved:
-        expected = f"float32{list(saved[name].shape)}"
+    with np.load(state_path(run)) as arrays:
+        expected = f"float32{list(arrays[name].shape)}"
 
     def deflated_zeros(member):
         member.write(npy_header("<f4", shape))
@@ -506,7 +513,9 @@ def test_a_deflated_huge_array_is_refused_from_its_header_without_reading_it(run
     tracemalloc.start()
     try:
         with pytest.raises(checkpoint.CheckpointError) as error:
-            checkpoint.load_state(run, tmpl, checkpoint.read_meta(run))
+            checkpoint.load_state(
+                run, tmpl, meta := checkpoint.read_meta(run), saved.schema(saved.program_for(meta)[1])
+            )
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -578,7 +587,7 @@ def finished(directory: Path) -> Path:
 
 def export(*argv) -> int:
     """`python -m maxatar_agents.export ARGV`'s exit status."""
-    from maxatar_agents import export as export_cli
+    from maxatar_agents.run import export as export_cli
 
     try:
         export_cli.main([str(a) for a in argv])
@@ -678,7 +687,7 @@ def test_load_policy_names_a_path_of_the_wrong_type():
 
 
 def test_export_refuses_an_output_directory_inside_the_installed_package(tmp_path, capsys):
-    package = Path(checkpoint.__file__).parent
+    package = Path(checkpoint.__file__).parents[1]  # maxatar_agents/
     assert export(tmp_path / "run", package) == 2
     err = capsys.readouterr().err
     inside = f"the output directory '{package}' is inside the installed package {package}: choose another"
@@ -856,7 +865,7 @@ def test_a_run_whose_directory_turns_immutable_stops_with_the_resume_command(tmp
 
 ANNOUNCING = """
 import functools, sys
-from maxatar_agents import cli, runner
+from maxatar_agents.run import cli, runner
 
 compiled = runner.compiled
 def announce(*args):

@@ -14,6 +14,8 @@ import pytest
 
 from maxatar import compilation_cache
 
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
+
 # Makes CartPole, compiles a 200-step rollout of it (longer than MIN_COMPILE_SECONDS to compile), and prints
 # the cache directory JAX uses, the cache hits and misses it counted, and the rollout's return.
 SCRIPT = """

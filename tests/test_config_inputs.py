@@ -11,8 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from maxatar_agents import cli, dqn, pqn, sweep
-from maxatar_agents.configs import AssignmentError, ConfigError, ConfigTypeError, make_config, parse_assignments
+from maxatar_agents.algorithms import dqn, pqn
+from maxatar_agents.algorithms.fields import ConfigError, ConfigTypeError
+from maxatar_agents.experiments import sweep
+from maxatar_agents.run import cli
+from maxatar_agents.run.configs import AssignmentError, make_config, parse_assignments
+
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
 
 ROOT = Path(__file__).resolve().parents[1]
 

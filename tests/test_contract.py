@@ -193,26 +193,3 @@ def test_sticky_threshold_decides_like_the_float64_reference(p, u):
     """The reference compares a float64 draw with p; ours is float32, against p's float32 ceiling, on the device."""
     params = maxatar.make("Breakout-v0", sticky_action_prob=p)[1]
     assert bool(jnp.float32(u) < jnp.asarray(params.sticky_action_prob, jnp.float32)) == (u < p)
-
-
-def test_loose_attributes_of_0_2_0_are_grouped_with_a_warning():
-    """A custom game written for 0.2.0 sets the renderers' and the checks' data as loose class attributes: they
-    become its `looks` and `states`, and reading them by the old names still works; both warn."""
-    from maxatar.core import TRAIL, Looks, States
-
-    with pytest.warns(DeprecationWarning, match="keymap, state_ranges"):
-
-        class Old(maxatar.Environment):
-            channels = (TRAIL,)
-            keymap = {"space": 0}
-            state_ranges = {"x": range(3)}
-
-    assert Old.looks == Looks(channels=(TRAIL,), keymap={"space": 0})
-    assert Old.states == States(ranges={"x": range(3)})
-    assert "channels" not in vars(Old)
-    with pytest.warns(DeprecationWarning, match="looks.channels"):
-        assert Old.channels == (TRAIL,)
-    with pytest.warns(DeprecationWarning, match="states.ranges"):
-        assert maxatar.make("Doors-v0")[0].state_ranges["goal row"] == range(1)
-    for cls in {type(maxatar.make(env_id)[0]) for env_id in IDS}:
-        assert cls.randomness and len(cls.action_names) == cls.num_game_actions, cls.name

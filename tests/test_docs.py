@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs"))
 import check_site  # noqa: E402
 
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
+
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:

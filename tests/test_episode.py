@@ -81,15 +81,6 @@ def test_both_engines_play_the_same_episodes_in_every_mode(env_id):
         assert resets >= 3, f"{env_id} {mode.value}: only {resets} episodes ended; the test must cover resets"
 
 
-def test_keep_last_action_moved():
-    """`maxatar.core.keep_last_action`, released, still works, with a warning naming its new place."""
-    _, fresh = maxatar.make("Breakout-v0")[0].reset(jax.random.key(0))
-    previous = dataclasses.replace(fresh, last_action=jnp.int32(3))
-    with pytest.warns(DeprecationWarning, match="maxatar.keep_last_action"):
-        old = maxatar.core.keep_last_action(fresh, previous)
-    assert int(old.last_action) == int(maxatar.keep_last_action(fresh, previous).last_action) == 3
-
-
 def test_a_state_loaded_ended_finishes_in_the_same_step_with_its_own_final_observation():
     env, params = maxatar.make("Seaquest-v0")
     state = env.reset(jax.random.key(0), params)[1]

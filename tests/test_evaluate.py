@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from maxatar_agents import evaluate as ev
+from maxatar_agents.experiments import statistics as ev
 
 RESULTS = Path(__file__).resolve().parent.parent / "benchmarks/results/agents/minatar"
 
@@ -225,7 +225,7 @@ def test_bad_runs_files_and_options_are_one_error_line(tmp_path, capsys):
     fifo, zero = tmp_path / "fifo.json", tmp_path / "zero.json"
     os.mkfifo(fifo)
     zero.symlink_to("/dev/zero")
-    package = Path(ev.__file__).parent
+    package = Path(ev.__file__).parents[1]  # maxatar_agents/
     for argv, message in [
         (["--seeds", "x"], "unrecognized arguments: --seeds x"),
         (["--seed", "x"], "invalid int value: 'x'"),
@@ -257,7 +257,7 @@ def test_bad_runs_files_and_options_are_one_error_line(tmp_path, capsys):
 def test_an_out_that_holds_a_run_is_written_only_while_no_run_trains_there(tmp_path, capsys):
     import fcntl
 
-    from maxatar_agents import checkpoint
+    from maxatar_agents.run import checkpoint
 
     good, out = tmp_path / "good", tmp_path / "training"
     write_run(good, "dqn", "Breakout-v0", [(0, 100, 1.0)])

@@ -15,6 +15,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
+
 ROOT = Path(__file__).resolve().parent.parent
 ENV_ID = "maxatar/Catch-v0"
 
@@ -91,7 +95,7 @@ def check_every_layer(out: Path) -> None:
     print("gymnax facade: ok")
 
     # The agents' command line: PPO trains and evaluates on it.
-    from maxatar_agents.cli import run
+    from maxatar_agents.run.cli import run
 
     summary = run("ppo", ["--env", ENV_ID, "--total-steps", "2048", "--out", str(out / "run"), "--no-progress"])
     assert summary["env_id"] == ENV_ID and (out / "run" / "metrics.csv").exists()

@@ -20,12 +20,16 @@ import optuna
 import pytest
 from mlflow import MlflowClient
 
-from maxatar_agents import cli, pqn, sweep
-from maxatar_agents import study as study_storage
-from maxatar_agents.configs import config_from_dict, make_config, preset_values
-from maxatar_agents.redaction import redact
-from maxatar_agents.study import make_storage
+from maxatar_agents.algorithms import pqn
+from maxatar_agents.experiments import study as study_storage
+from maxatar_agents.experiments import sweep
+from maxatar_agents.experiments.redaction import redact
+from maxatar_agents.experiments.study import make_storage
+from maxatar_agents.run import cli
+from maxatar_agents.run.configs import config_from_dict, make_config, preset_values
 from tests.test_tracking import INTERVALS, TINY
+
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no network calls from the tests
 
@@ -66,7 +70,7 @@ def test_best_preset_json_is_a_preset_of_the_agent_command_line(cli_study):
     assert best.lr == study.best_params["lr"] and best.hidden == (16,)
     path = str(out / "best_preset.json")
     args = cli.build_parser("pqn", pqn).parse_args(["--preset", path, "--out", "unused"])
-    assert cli.make_config(args, pqn) == (best, path)
+    assert cli.config_from_args(args, pqn) == (best, path)
     assert make_config(pqn, preset=path) == best  # the same from Python
     summary = cli.run("pqn", ["--preset", path, "--seeds", "2", "--out", str(out / "best-run"), "--no-progress"])
     assert summary["final_eval_return_per_seed"] == study.best_trial.user_attrs["eval_return_per_seed"]

@@ -155,9 +155,9 @@ def test_bad_values_raise():
 
 
 def test_pqn_trains_and_evaluates_on_pixels():
-    from maxatar_agents import pqn
-    from maxatar_agents.configs import make_config
-    from maxatar_agents.networks import encoder_for, make_network
+    from maxatar_agents.algorithms import pqn
+    from maxatar_agents.algorithms.networks import encoder_for, make_network
+    from maxatar_agents.run.configs import make_config
 
     env, params = maxatar.make("maxatar/Breakout-v0", obs_type="rgb", obs_scale=2)
     assert (encoder_for(env).kind, encoder_for(env).cell) == ("pixels", 2)

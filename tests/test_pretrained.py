@@ -13,8 +13,10 @@ import pytest
 
 import maxatar_agents
 from maxatar.registry import MINATAR_GAMES as GAMES
-from maxatar_agents import checkpoint, policies
+from maxatar_agents.run import checkpoint, policies
 from renderers.cli import main as renderers_main
+
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
 
 
 def test_every_minatar_game_has_a_small_shipped_policy():

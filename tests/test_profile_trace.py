@@ -1,7 +1,11 @@
 """benchmarks/profile_envs.py --trace ranks trace events by self time: a container (the executable, a while loop)
 counts only the time not spent in the events nested in it, on its own thread."""
 
+import pytest
+
 from benchmarks.profile_envs import self_times
+
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
 
 
 def event(name, ts, dur, tid=1):

@@ -1,4 +1,4 @@
-"""The published figures (`maxatar_agents.published`, `lab.published`) the evaluation, benchmarks and reports set
+"""The published figures (`experiments.published`, `lab.published`) the evaluation, benchmarks and reports set
 results beside: each gymnax-setting figure names its source file and the commit it was read at, uses MaxAtar's
 game ids, and is a finite positive return with a positive budget; MinAtar's DQN figures cover every game."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from lab.published import GYMNAX_SETTING_BUDGETS, GYMNAX_SETTING_PUBLISHED
 from maxatar.registry import MINATAR_GAMES as GAMES
-from maxatar_agents.published import MINATAR_DQN
+from maxatar_agents.experiments.published import MINATAR_DQN
 
 # "owner/name path @ <40-hex commit>"
 SOURCE = re.compile(r"^[\w.-]+/[\w.-]+ \S+ @ [0-9a-f]{40}$")

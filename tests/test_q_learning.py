@@ -1,4 +1,4 @@
-"""Tabular agents (`maxatar_agents.q_learning`): TD targets by hand, uniform tie-breaks, the tabular view and the
+"""Tabular agents (`algorithms.q_learning`): TD targets by hand, uniform tie-breaks, the tabular view and the
 transition table against the environment, learning Doors, the command line, bad configs and determinism."""
 
 from __future__ import annotations
@@ -12,8 +12,11 @@ import pytest
 
 import maxatar
 from maxatar.core import EnvState
-from maxatar_agents import cli, policies, q_learning
-from maxatar_agents.q_learning import Config
+from maxatar_agents.algorithms import q_learning
+from maxatar_agents.algorithms.q_learning import Config
+from maxatar_agents.run import cli, policies
+
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
 
 # Small and shared: every distinct config is one compile.
 SMALL = dict(num_envs=8, total_steps=8 * 50, log_points=2, eval_episodes=4)

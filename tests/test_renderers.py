@@ -264,10 +264,10 @@ def test_cli_writes_a_gif_with_the_requested_frames(tmp_path, capsys):
 
 @pytest.fixture
 def checkpoints(monkeypatch):
-    """A stand-in for `maxatar_agents.policies`: checkpoints named after the env id they were trained on."""
-    module = types.ModuleType("maxatar_agents.policies")
+    """A stand-in for `maxatar_agents.run.policies`: checkpoints named after the env id they were trained on."""
+    module = types.ModuleType("maxatar_agents.run.policies")
     module.load_policy = lambda path: ("maxatar/" + Path(path).name, ALWAYS_UP)
-    monkeypatch.setitem(sys.modules, "maxatar_agents.policies", module)
+    monkeypatch.setitem(sys.modules, "maxatar_agents.run.policies", module)
     return module
 
 
@@ -377,11 +377,11 @@ def test_cli_rejects_a_checkpoint_for_another_environment(tmp_path, capsys, chec
 
 
 def test_cli_explains_a_missing_checkpoint_loader(tmp_path, capsys, monkeypatch):
-    monkeypatch.setitem(sys.modules, "maxatar_agents.policies", None)  # makes the import fail
+    monkeypatch.setitem(sys.modules, "maxatar_agents.run.policies", None)  # makes the import fail
     checkpoint = tmp_path / "Doors-v0"
     checkpoint.write_text("{}")
     args = ["gif", "--env", "maxatar/Doors-v0", "--policy", str(checkpoint), "--out", str(tmp_path / "x.gif")]
-    assert "needs `maxatar_agents.policies.load_policy`" in gif_error(args, capsys)
+    assert "needs `maxatar_agents.run.policies.load_policy`" in gif_error(args, capsys)
 
 
 def test_write_gif_rejects_bad_frames(tmp_path):

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from lab import results as mr
-from maxatar_agents.configs import config_to_dict
+from maxatar_agents.run.configs import config_to_dict
+
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
 
 
 def namespace(tmp_path, **extra) -> argparse.Namespace:
@@ -175,7 +177,7 @@ def test_a_run_trained_before_its_preset_changed_is_marked_and_never_merged_with
 
 
 def sac_preset(field: str):
-    from maxatar_agents import sac
+    from maxatar_agents.algorithms import sac
 
     return sac.PRESETS["fast"].get(field, getattr(sac.Config, field))
 

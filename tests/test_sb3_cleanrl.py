@@ -12,6 +12,8 @@ from maxatar.core import Draws, EnvState
 from maxatar.games.cartpole.rules import CartPoleState
 from maxatar.sb3 import make_sb3_vec_env
 
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
+
 
 @pytest.fixture(autouse=True, scope="module")
 def one_torch_thread():

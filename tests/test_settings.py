@@ -12,9 +12,9 @@ from maxatar import gymnax
 from maxatar.registry import MINATAR_GAMES
 from maxatar.sb3 import make_sb3_vec_env
 from maxatar.settings import SETTINGS
-from maxatar_agents import pqn
-from maxatar_agents.configs import make_config
-from maxatar_agents.program import env_from_config, env_kwargs
+from maxatar_agents.algorithms import pqn
+from maxatar_agents.algorithms.config import env_from_config, env_kwargs
+from maxatar_agents.run.configs import make_config
 
 # (sticky probability, full action set, time limit) per setting; every setting ramps the difficulty.
 EXPECTED = {"minatar": (0.1, True, 0), "gymnax": (0.0, False, 1000), "pgx": (0.1, False, 0)}

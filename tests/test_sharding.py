@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
+
 ROOT = Path(__file__).resolve().parent.parent
 STEPS = 9  # CartPole with max_steps=4: several auto-resets within the run
 
@@ -206,7 +208,7 @@ def dqn_on_one_and_two_devices() -> None:
     device runs exactly the one-device program for its seeds. For DQN (off-policy) and PPO (on-policy)."""
     import jax
 
-    from maxatar_agents import checkpoint, cli
+    from maxatar_agents.run import checkpoint, cli
 
     assert jax.device_count() == 2, jax.devices()
 

@@ -11,6 +11,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs"))
 import check_site  # noqa: E402
 
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
+
 PAGE = '<!doctype html><html><head><title>{title}</title></head><body><h1 id="top">x</h1>{body}</body></html>'
 
 

@@ -52,6 +52,8 @@ pytest.importorskip("psycopg", reason="no psycopg driver: pip install 'psycopg[b
 import optuna  # noqa: E402
 from mlflow import MlflowClient  # noqa: E402
 
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
+
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no network calls from the tests
 os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")  # the store the workers wrote (see tracking)
 

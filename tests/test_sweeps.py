@@ -1,4 +1,4 @@
-"""Hyperparameter sweeps in one program (`maxatar_agents.grid`): a sweep trains seeds x values together and
+"""Hyperparameter sweeps in one program (`maxatar_agents.algorithms.grid`): a sweep trains seeds x values together and
 must give exactly the runs of each value done one at a time (batched alike), through the command line
 (per-value artefacts, comparison files, resume) and from Python.
 
@@ -18,8 +18,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from maxatar_agents import checkpoint, cli, dqn, grid, policies, ppo, pqn, runner, sac
-from maxatar_agents.configs import field_types, make_config
+from maxatar_agents.algorithms import grid, pqn, sac
+from maxatar_agents.algorithms.fields import field_types
+from maxatar_agents.run import checkpoint, cli, policies, runner
+from maxatar_agents.run.configs import make_config
+from tests import agent_lists
+
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
 
 LRS = ("0.0003", "0.001")
 SEEDS = 2
@@ -69,7 +74,7 @@ def ordinary_runs(config, lr: float, seeds: list[int]):
 def test_sweep_equals_the_runs_one_at_a_time(sweep_run):
     out, content = sweep_run
     args = cli.build_parser("pqn", pqn).parse_args(sweep_args(out))
-    config = cli.make_config(args, pqn)[0]
+    config = cli.config_from_args(args, pqn)[0]
     rows = list(csv.DictReader(open(out / "metrics.csv")))
     for j, (lr, result) in enumerate(zip(LRS, content["results"], strict=True)):
         # XLA may round a batch of 4 runs differently from a batch of 2 (ordinary runs too), so the runs of
@@ -197,7 +202,7 @@ def test_the_sticky_action_probability_can_be_swept():
         grid.check_sweep(pqn, config, {"sticky_action_prob": [0.1, 1.5]})
 
 
-@pytest.mark.parametrize("module", [dqn, sac, ppo, pqn], ids=lambda m: m.ALGORITHM)
+@pytest.mark.parametrize("module", agent_lists.cartpole_modules(), ids=lambda m: m.ALGORITHM)
 def test_every_float_field_of_every_agent_can_be_swept(module):
     config = make_config(module, "maxatar/CartPole-v1")
     floats = [name for name, kind in field_types(module.Config).items() if kind is float]

@@ -14,7 +14,12 @@ import pytest
 from mlflow import MlflowClient
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from maxatar_agents import checkpoint, cli, pqn, tracking
+from maxatar_agents import commands
+from maxatar_agents.algorithms import pqn
+from maxatar_agents.experiments import tracking
+from maxatar_agents.run import checkpoint, cli
+
+pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no network calls from the tests
 
@@ -68,12 +73,12 @@ def mlflow_run(tmp_path_factory):
             raise KeyboardInterrupt
 
     with pytest.raises(SystemExit) as stop:
-        cli.run("pqn", tiny_args(out, *track), on_interval=ctrl_c_after_two)
+        commands.run("pqn", tiny_args(out, *track), on_interval=ctrl_c_after_two)
     assert stop.value.code == cli.EXIT_INTERRUPTED
     client = MlflowClient(tracking_uri=store.as_uri())
     run_id = run_id_of(out)
     interrupted = client.get_run(run_id).info.status, len(client.get_metric_history(run_id, "recent_return/mean"))
-    summary = cli.run("pqn", ["--out", str(out), "--resume", "--no-progress", "--gif", *track])
+    summary = commands.run("pqn", ["--out", str(out), "--resume", "--no-progress", "--gif", *track])
     return client, out, summary, interrupted
 
 
@@ -143,7 +148,7 @@ def test_a_resume_after_a_hard_kill_logs_each_step_once(tmp_path, kind):
 
 def test_tensorboard_event_files_read_back(tmp_path):
     out = tmp_path / "run"
-    summary = cli.run("pqn", tiny_args(out, "--track", "tensorboard"))
+    summary = commands.run("pqn", tiny_args(out, "--track", "tensorboard"))
     events = EventAccumulator(str(out / "tensorboard"), size_guidance={"scalars": 0, "images": 0, "tensors": 0})
     events.Reload()
     tags = events.Tags()
@@ -168,8 +173,8 @@ def test_tensorboard_event_files_read_back(tmp_path):
 
 def test_a_shared_tensorboard_log_dir_gets_one_subdirectory_per_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    cli.run("pqn", tiny_args(tmp_path / "first", "--track", "tensorboard", "--track-uri", "logs"))
-    cli.run("pqn", tiny_args(tmp_path / "second"))  # not tracked: nothing written for it
+    commands.run("pqn", tiny_args(tmp_path / "first", "--track", "tensorboard", "--track-uri", "logs"))
+    commands.run("pqn", tiny_args(tmp_path / "second"))  # not tracked: nothing written for it
     assert sorted(p.name for p in (tmp_path / "logs").iterdir()) == ["first"]
     assert not (tmp_path / "second" / "tensorboard").exists() and not (tmp_path / "second" / tracking.RUN_FILE).exists()
     assert not (tmp_path / "mlruns").exists()
@@ -196,7 +201,7 @@ def test_bad_tracking_options_fail_clearly(capsys, tmp_path):
         (["--track", "mlflow", "--track-uri", "bogus://nowhere"], "MLflow cannot use it"),
     ]:
         with pytest.raises(SystemExit) as stop:
-            cli.main("pqn", [*argv, "--env", "CartPole-v1", "--out", out])
+            commands.agent("pqn", [*argv, "--env", "CartPole-v1", "--out", out])
         assert stop.value.code == 2
         assert message in capsys.readouterr().err
     with pytest.raises(ValueError, match="unknown tracker 'wandb'"):

@@ -12,7 +12,6 @@ buffer is read, never returned, so the compiler need not copy it.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -22,11 +21,13 @@ import jax.numpy as jnp
 import optax
 
 from maxatar.core import Environment, EnvParams
-from maxatar_agents.configs import knob
-from maxatar_agents.program import (
+from maxatar_agents.algorithms import continual
+from maxatar_agents.algorithms.config import NetworkConfig
+from maxatar_agents.algorithms.fields import ConfigError, knob
+from maxatar_agents.algorithms.program import (
     Agent,
-    NetworkConfig,
     Program,
+    Schedule,
     TrainState,
     build,
     schedule,
@@ -38,7 +39,7 @@ from maxatar_agents.program import (
 @dataclasses.dataclass(frozen=True)
 class OffPolicyConfig(NetworkConfig):
     """The knobs of the skeleton, which every off-policy agent's `Config` inherits (and may give other
-    defaults): a neural run's (`program.NetworkConfig`), whose defaults are MinAtar's DQN scale, then replay
+    defaults): a neural run's (`config.NetworkConfig`), whose defaults are MinAtar's DQN scale, then replay
     and the update schedule."""
 
     buffer_size: int = knob(100_000, "transitions kept (split evenly between the environments)")
@@ -47,6 +48,7 @@ class OffPolicyConfig(NetworkConfig):
     train_every: int = knob(1, "vector steps between two updates")
     target_update_every: int = knob(1_000, "updates between target updates")
     tau: float = knob(1.0, "target <- tau * online + (1 - tau) * target (1: a hard copy, as MinAtar's DQN)")
+    reset_buffer: bool = knob(False, "continual runs: a new task starts with an empty replay buffer")
 
     def __post_init__(self):
         """Also: random play long enough to fill a batch."""
@@ -99,17 +101,9 @@ class Learning(NamedTuple):
 
     sequence_length: int
     update: Callable
-
-
-def OffPolicyAgent(
-    sequence_length, num_init_keys, init, explore, update, report, policy_field, act, sample=None
-) -> Agent:
-    """Deprecated: an agent in the hooks of earlier versions, when this was a class (and `explore` returned the
-    actions alone)."""
-    warnings.warn("OffPolicyAgent is now program.Agent(learn=off_policy.Learning(...))", DeprecationWarning, 2)
-    with_extras = lambda *args: (explore(*args), ())
-    learn = Learning(sequence_length, update)
-    return Agent(init, with_extras, learn, report, act, policy_field, num_init_keys, sample)
+    # renew(learner) -> the learner with a fresh optimiser state, what `reset_optimizer` does at a task switch
+    # (None: the agent does not support it).
+    renew: Callable | None = None
 
 
 def first_update_step(config: OffPolicyConfig) -> int:
@@ -135,9 +129,9 @@ def update_target(online: Any, target: Any, number: jax.Array, config: OffPolicy
 
 
 def assemble(config: OffPolicyConfig, env: Environment, env_params: EnvParams, agent: Agent) -> Program:
-    """The pure pieces of a run of `agent` (see `program.Program`): init, interval, evaluate."""
-    step = stepper(agent, env, env_params, config.num_envs)
-    sched = schedule(config.total_steps, config.log_points, config.num_envs)
+    """The pure pieces of a run of `agent` (see `program.Program`): init, interval, evaluate. On a sequence of
+    tasks (`maxatar.continual.MultiGame`) `continual.assemble` plays each task's game in its own copy of the
+    interval's loop."""
     start_step = first_update_step(config)
     sequence_length = agent.learn.sequence_length
     # Runs of `sequence_length` consecutive steps of one environment (length 2: flashbax's flat buffer).
@@ -153,9 +147,12 @@ def assemble(config: OffPolicyConfig, env: Environment, env_params: EnvParams, a
     def empty_buffer(obs: jax.Array):
         return buffer.init(Transition(obs[0], jnp.int32(0), jnp.float32(0), jnp.bool_(False), jnp.bool_(False)))
 
-    def init(key: jax.Array) -> TrainState:
-        """The agent's learner, fresh environments and an empty buffer."""
-        return start(agent, env, env_params, config.num_envs, key, buffer=empty_buffer)
+    def make_init(env: Environment, env_params: EnvParams) -> Callable:
+        def init(key: jax.Array) -> TrainState:
+            """The agent's learner, fresh environments and an empty buffer."""
+            return start(agent, env, env_params, config.num_envs, key, buffer=empty_buffer)
+
+        return init
 
     def learn(learner, buffer_state, t: jax.Array, key: jax.Array):
         """The agent's update on a uniform sample of the buffer."""
@@ -168,24 +165,48 @@ def assemble(config: OffPolicyConfig, env: Environment, env_params: EnvParams, a
         logs = jax.eval_shape(learn, learner, buffer_state, t, key)[1]
         return learner, jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), logs)
 
-    def env_step(state: TrainState, t: jax.Array):
-        """One vector step at global step `t` (unbatched, so `lax.cond` on it stays a branch under vmap)."""
-        key, step_key, update_key = jax.random.split(state.key, 3)
-        state, seen = step(state, step_key, t)
-        stored = Transition(seen.obs, seen.action, seen.reward, seen.terminated, seen.truncated)
-        # A time axis of 1 on what the buffer adds.
-        state = state._replace(buffer=buffer.add(state.buffer, jax.tree.map(lambda x: x[:, None], stored)), key=key)
-        learned = (t >= start_step) & ((t - start_step) % config.train_every == 0)
-        learner, logs = jax.lax.cond(learned, learn, skip, state.learner, state.buffer, t, update_key)
-        return state._replace(learner=learner), (logs, learned)
+    def make_steps(env: Environment, env_params: EnvParams, sched: Schedule, cut_every: int | None) -> Callable:
+        step = stepper(agent, env, env_params, config.num_envs, cut_every)
 
-    def steps(state: TrainState, t0: jax.Array):
-        """`sched.steps_per_interval` vector steps starting at global step `t0`, and the agent's report."""
-        numbers = t0 + jnp.arange(sched.steps_per_interval, dtype=jnp.int32)
-        state, (logs, learned) = jax.lax.scan(env_step, state, numbers)
-        n = jnp.maximum(learned.sum(), 1)
-        mean_logs = jax.tree.map(lambda x: jnp.sum(x, axis=0) / n, logs)
-        t_end = t0 + sched.steps_per_interval
-        return state, agent.report(state.learner, mean_logs, t_end), t_end
+        def env_step(state: TrainState, t: jax.Array):
+            """One vector step at global step `t` (unbatched, so `lax.cond` on it stays a branch under vmap)."""
+            key, step_key, update_key = jax.random.split(state.key, 3)
+            state, seen = step(state, step_key, t)
+            stored = Transition(seen.obs, seen.action, seen.reward, seen.terminated, seen.truncated)
+            # A time axis of 1 on what the buffer adds.
+            state = state._replace(buffer=buffer.add(state.buffer, jax.tree.map(lambda x: x[:, None], stored)), key=key)
+            learned = (t >= start_step) & ((t - start_step) % config.train_every == 0)
+            if cut_every is not None:  # a continual run's buffer may have been emptied at the task's start
+                learned = learned & buffer.can_sample(state.buffer)
+            learner, logs = jax.lax.cond(learned, learn, skip, state.learner, state.buffer, t, update_key)
+            return state._replace(learner=learner), (logs, learned)
 
+        def steps(state: TrainState, t0: jax.Array):
+            """`sched.steps_per_interval` vector steps starting at global step `t0`, and the agent's report."""
+            numbers = t0 + jnp.arange(sched.steps_per_interval, dtype=jnp.int32)
+            state, (logs, learned) = jax.lax.scan(env_step, state, numbers)
+            n = jnp.maximum(learned.sum(), 1)
+            mean_logs = jax.tree.map(lambda x: jnp.sum(x, axis=0) / n, logs)
+            t_end = t0 + sched.steps_per_interval
+            return state, agent.report(state.learner, mean_logs, t_end), t_end
+
+        return steps
+
+    def new_task(state: TrainState) -> TrainState:
+        """What a continual run resets when a new task begins: the optimiser's state with `reset_optimizer`,
+        the replay buffer with `reset_buffer`."""
+        if config.reset_optimizer:
+            if agent.learn.renew is None:
+                raise ConfigError("reset_optimizer", "this agent has no fresh optimiser state to start a task with")
+            state = state._replace(learner=agent.learn.renew(state.learner))
+        if config.reset_buffer:
+            state = state._replace(buffer=empty_buffer(state.obs))
+        return state
+
+    if continual.is_sequence(env):
+        parts = continual.Parts(make_init, make_steps, new_task, config.num_envs)
+        return continual.assemble(config, env, env_params, agent, parts)
+    sched = schedule(config.total_steps, config.log_points, config.num_envs)
+    steps = make_steps(env, env_params, sched, None)
+    init = make_init(env, env_params)
     return build(config, env, env_params, agent.act, agent.policy_field, init, steps, sched, agent.sample)

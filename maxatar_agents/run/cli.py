@@ -1,5 +1,5 @@
 """The command line shared by the agents: `python -m maxatar_agents.<algorithm>` with options generated from
-the algorithm's `Config` (each field an option, its documentation the help: `configs.knob`), a config from preset and
+the algorithm's `Config` (each field an option, its documentation the help: `fields.knob`), a config from preset and
 overrides, then a run of the program one interval at a time (`runner`) with a progress bar, checkpoints
 and, at the end, the artefacts (`artifacts`).
 
@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -37,22 +37,21 @@ import numpy as np
 from jax.sharding import Mesh
 
 from maxatar import sharding
-from maxatar_agents import artifacts, checkpoint, configs, files, grid, interrupts, runner, tracking
-from maxatar_agents.configs import (
+from maxatar_agents.algorithms import grid
+from maxatar_agents.algorithms.fields import config_error_text, field_help, field_types
+from maxatar_agents.algorithms.registry import agent_module
+from maxatar_agents.run import artifacts, checkpoint, configs, files, interrupts, runner, saved
+from maxatar_agents.run.configs import (
     Parser,
     canonical_env_id,
     config_diff,
-    config_error_text,
     config_from_dict,
     config_to_dict,
     default_preset,
-    field_help,
-    field_types,
     parse_value,
 )
-from maxatar_agents.interrupts import stops_like_ctrl_c
-from maxatar_agents.registry import agent_module
-from maxatar_agents.runner import compiled  # noqa: F401  (the name benchmarks and tests have always used)
+from maxatar_agents.run.interrupts import stops_like_ctrl_c
+from maxatar_agents.run.runner import compiled  # noqa: F401  (the name benchmarks and tests have always used)
 
 EXIT_INTERRUPTED = 130
 MAX_SEED = 2**32 - 1  # seed i uses PRNGKey(seed + i), which keeps 32 bits: 2**32 would be seed 0 again
@@ -65,6 +64,33 @@ class UsageError(Exception):
     """Bad command-line input; reported as `error: ...` with exit status 2."""
 
 
+# --- what a run reports to whoever watches it ---
+
+
+class RunHooks:
+    """What a run tells whoever watches it, Brax's `train(..., progress_fn)` as an object: the rows of each
+    finished interval, the files of a finished run, and how it ended. The run knows no hooks: a layer above
+    hands one in (`Extension`), as `--track` does (`maxatar_agents.experiments.tracking`). These do nothing."""
+
+    def log_metrics(self, step: int, rows: list[dict[str, Any]], labels: Iterable[str] = ("seed",)) -> None:
+        """After each interval: `step` frames per seed so far, the interval's metrics rows, their label columns."""
+
+    def log_artifacts(self, paths: Iterable[Path]) -> None:
+        """At the end of a finished run: the files it wrote (those that exist)."""
+
+    def finish(self, summary: dict[str, Any] | None = None, status: str = "FINISHED") -> None:
+        """Last: the summary of a finished run, or a status (KILLED, FAILED) without one."""
+
+
+class Extension(typing.NamedTuple):
+    """Options a layer above this one adds to every agent's command line (`add_options(parser)`), and the hooks
+    it makes from them for a run (`hooks(args, plan, out, lead) -> RunHooks`, after the plan is made; a
+    ValueError is a usage error)."""
+
+    add_options: Callable[[argparse.ArgumentParser], None]
+    hooks: Callable[[argparse.Namespace, runner.Plan, Path, bool], RunHooks]
+
+
 # --- the parser, generated from the config dataclass ---
 
 
@@ -75,12 +101,14 @@ def _metavar(kind: Any) -> str:
     return text.upper().replace("|NONE", "|none")
 
 
-def build_parser(algorithm: str, module) -> argparse.ArgumentParser:
-    """The run options, then one `--field-name VALUE` option per config field, typed and documented from
-    the dataclass, so a new field is on the command line without any code here."""
+def build_parser(
+    algorithm: str, module, extension: Extension | None = None, prog: str | None = None
+) -> argparse.ArgumentParser:
+    """The run options (and the `extension`'s), then one `--field-name VALUE` option per config field, typed
+    and documented from the dataclass, so a new field is on the command line without any code here."""
     fields = ", ".join(f.name for f in dataclasses.fields(module.Config))
     parser = Parser(
-        prog=f"python -m maxatar_agents.{algorithm}",
+        prog=prog or f"python -m maxatar_agents.{algorithm}",
         description=f"Train {algorithm.upper()} on a MaxAtar environment (all seeds in one jitted program).",
         epilog=f"config fields for --set: {fields}",
     )
@@ -113,12 +141,8 @@ def build_parser(algorithm: str, module) -> argparse.ArgumentParser:
     )
     parser.add_argument("--gif", action="store_true", help="render the trained policy to OUT/policy.gif")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument("--track", choices=tracking.KINDS, help="log config, metrics and files to MLflow/TensorBoard")
-    parser.add_argument(
-        "--track-uri",
-        metavar="URI",
-        help="MLflow tracking URI (default ./mlruns) or TensorBoard log directory (default OUT/tensorboard)",
-    )
+    if extension is not None:
+        extension.add_options(parser)
     parser.add_argument(
         "--devices",
         default="1",
@@ -188,7 +212,7 @@ def make_sweep(args: argparse.Namespace, module) -> dict[str, tuple[float, ...]]
     return {k: v for k, v in _overrides(args, module).items() if grid.sweepable_kind(hints[k]) and isinstance(v, tuple)}
 
 
-def make_config(args: argparse.Namespace, module, base: Any | None = None) -> tuple[Any, str | None]:
+def config_from_args(args: argparse.Namespace, module, base: Any | None = None) -> tuple[Any, str | None]:
     """The config and the name of its preset: the preset (--preset, or the one chosen for the environment),
     then the field options (--env, --total-steps, ...) and --set on top, in that order. With `base` (a
     checkpoint's config) and no --preset, the overrides apply to `base` and the preset is None. Swept
@@ -338,7 +362,7 @@ def plan_run(algorithm: str, module, args: argparse.Namespace, out: Path) -> run
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {str(out)!r} exists and is not a directory")
     if not args.resume:
-        config, preset = make_config(args, module)
+        config, preset = config_from_args(args, module)
         num_seeds = 1 if args.seeds is None else args.seeds
         if num_seeds < 1:
             raise UsageError(f"--seeds must be >= 1, got {num_seeds}")
@@ -357,12 +381,12 @@ def plan_run(algorithm: str, module, args: argparse.Namespace, out: Path) -> run
         raise UsageError(f"--resume: no checkpoint in {str(out)!r}")
     try:
         meta = checkpoint.read_meta(out)
-        saved_config = checkpoint.config_for(meta)
+        saved_config = saved.config_for(meta)
     except checkpoint.CheckpointError as error:
         raise UsageError(str(error)) from None
     if meta["algorithm"] != algorithm:
         raise UsageError(f"the checkpoint in {str(out)!r} is a {meta['algorithm']} run, not {algorithm}")
-    config, preset = make_config(args, module, base=saved_config)
+    config, preset = config_from_args(args, module, base=saved_config)
     if config.env_id != meta["env_id"]:
         raise UsageError(f"the checkpoint in {str(out)!r} is for {meta['env_id']}, not {config.env_id}")
     diff = config_diff(saved_config, config)
@@ -398,11 +422,16 @@ def checked_sweep(module, config: Any, sweep: dict[str, tuple[float, ...]]) -> d
 
 
 @checkpoint.releases_run_locks
-def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[int], None] | None = None) -> dict:
+def run(
+    algorithm: str,
+    argv: list[str] | None = None,
+    on_interval: Callable[[int], None] | None = None,
+    extension: Extension | None = None,
+) -> dict:
     """Parse `argv`, train, write the artefacts; returns the summary. `on_interval(intervals_done)` is called
-    after each interval (tests use it to simulate Ctrl-C)."""
+    after each interval (tests use it to simulate Ctrl-C); the `extension`'s hooks hear of the run's progress."""
     module = agent_module(algorithm)
-    args = build_parser(algorithm, module).parse_args(argv)
+    args = build_parser(algorithm, module, extension).parse_args(argv)
     devices = parse_devices(args.devices)
     check_run_options(args)
     start_distributed(args)
@@ -413,7 +442,7 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
     runs = plan.runs()
     try:
         mesh = make_seed_mesh(devices, len(runs), args.distributed, swept=plan.sweep is not None)
-        tracker = start_tracking(args, plan, out, lead)
+        hooks = start_hooks(extension, args, plan, out, lead)
     except UsageError:
         if created and lead:
             discard_out(out)
@@ -425,7 +454,7 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
             parts = compile_plan(plan, len(runs), mesh)
             progress = initial_progress(parts, plan, out, mesh)
     except KeyboardInterrupt:  # before the first frame: one line, as an interrupted run, and nothing half made
-        tracker.finish(status="KILLED")
+        hooks.finish(status="KILLED")
         if created and lead:
             discard_out(out)
         kept = "" if plan.meta is None else f"; the checkpoint in {out} is as it was"
@@ -452,7 +481,7 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
         if progress.done % checkpoint_every == 0:
             save()
             saved_at = progress.done
-        tracker.log_metrics(progress.done * sched.frames_per_interval, progress.rows[-len(runs) :], tuple(runs[0]))
+        hooks.log_metrics(progress.done * sched.frames_per_interval, progress.rows[-len(runs) :], tuple(runs[0]))
         if on_interval is not None:
             on_interval(progress.done)
 
@@ -472,10 +501,10 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
             f"{out}. Continue with: {resume_command(algorithm, out)}",
             file=sys.stderr,
         )
-        tracker.finish(status="KILLED")
+        hooks.finish(status="KILLED")
         raise SystemExit(EXIT_INTERRUPTED) from None
     except Exception as error:
-        tracker.finish(status="FAILED")
+        hooks.finish(status="FAILED")
         if isinstance(error, checkpoint.CheckpointError):  # a file of the run that could not be written
             raise cannot_write(error, algorithm, out) from None
         raise
@@ -483,13 +512,13 @@ def run(algorithm: str, argv: list[str] | None = None, on_interval: Callable[[in
         bar.close()
     try:
         with interrupts.deferred():  # the final evaluation compiles; the run is finished once it is saved
-            return finish(args, plan, parts, progress, compile_time, mesh, save, tracker, out, lead)
+            return finish(args, plan, parts, progress, compile_time, mesh, save, hooks, out, lead)
     except KeyboardInterrupt:
-        tracker.finish(status="KILLED")
+        hooks.finish(status="KILLED")
         print(f"\ninterrupted as the run finished; its checkpoint and files are in {out}", file=sys.stderr)
         raise SystemExit(EXIT_INTERRUPTED) from None
     except (checkpoint.CheckpointError, OSError) as error:
-        tracker.finish(status="FAILED")
+        hooks.finish(status="FAILED")
         raise cannot_write(error, algorithm, out) from None
 
 
@@ -507,7 +536,7 @@ def cannot_write(error: Exception, algorithm: str, out: Path) -> checkpoint.Chec
     return checkpoint.CheckpointError(f"{error}. Continue with: {resume_command(algorithm, out)}")
 
 
-def finish(args, plan, parts, progress, compile_time, mesh, save, tracker, out: Path, lead: bool) -> dict:
+def finish(args, plan, parts, progress, compile_time, mesh, save, hooks, out: Path, lead: bool) -> dict:
     """The final evaluation, its checkpoint and the artefacts of a run whose intervals are done; returns the
     summary (a sweep's: sweep.json's content)."""
     sched = parts["program"].schedule
@@ -525,7 +554,7 @@ def finish(args, plan, parts, progress, compile_time, mesh, save, tracker, out: 
     used = [jax.local_devices()[0]] if mesh is None else list(mesh.devices.flat)
     if plan.sweep is not None:
         content = finish_sweep(plan, sched, progress, returns, compile_time, used, out, lead, args.gif)
-        return end_tracking(tracker, out, content)
+        return end_hooks(hooks, out, content)
     sampled = parts["evaluate_sampled"] and artifacts.final_eval(
         sharding.to_numpy(parts["evaluate_sampled"](progress.state))
     )
@@ -537,30 +566,24 @@ def finish(args, plan, parts, progress, compile_time, mesh, save, tracker, out: 
     artifacts.write_summary(plan, progress, summary, out)
     if args.gif:
         render(plan.config.env_id, policy_path, out / "policy.gif")
-    return end_tracking(tracker, out, summary)
+    return end_hooks(hooks, out, summary)
 
 
-def start_tracking(args: argparse.Namespace, plan: runner.Plan, out: Path, lead: bool) -> tracking.Tracker:
-    """--track: the run's tracker (process 0's; the others track nothing), started with the plan's config; a
-    resumed run continues its MLflow run. A tracker that cannot start is a usage error; one that fails later
-    is a warning, and the run goes on without it (`tracking.Guarded`)."""
-    if args.track_uri is not None and args.track is None:
-        raise UsageError("--track-uri needs --track mlflow or --track tensorboard")
-    extra = {"algorithm": plan.algorithm, **({"sweep": plan.sweep} if plan.sweep else {})}
+def start_hooks(extension: Extension | None, args: argparse.Namespace, plan: runner.Plan, out: Path, lead: bool):
+    """The run's hooks: the extension's (a ValueError from them is a usage error), or none."""
+    if extension is None:
+        return RunHooks()
     try:
-        tracker = tracking.make_tracker(args.track if lead else None, args.track_uri, out)
-        tracker = tracking.guarded(tracker, args.track)
-        tracker.start(plan.config, plan.preset, plan.seeds, resume=plan.meta is not None, extra=extra)
+        return extension.hooks(args, plan, out, lead)
     except ValueError as error:
         raise UsageError(str(error)) from None
-    return tracker
 
 
-def end_tracking(tracker: tracking.Tracker, out: Path, summary: dict) -> dict:
-    """The run's files (those it wrote) handed to the tracker, which is then closed; returns `summary`."""
+def end_hooks(hooks: RunHooks, out: Path, summary: dict) -> dict:
+    """The run's files (those it wrote) handed to the hooks, which are then closed; returns `summary`."""
     names = ["summary.json", "metrics.csv", "learning_curve.png", "policy.gif", "sweep.json", "sweep.csv", "sweep.png"]
-    tracker.log_artifacts([out / name for name in [*names, checkpoint.STATE_FILE, checkpoint.META_FILE]])
-    tracker.finish(summary)
+    hooks.log_artifacts([out / name for name in [*names, checkpoint.STATE_FILE, checkpoint.META_FILE]])
+    hooks.finish(summary)
     return summary
 
 
@@ -593,7 +616,7 @@ def initial_progress(parts: dict[str, Any], plan: runner.Plan, out: Path, mesh: 
         keys = runner.seed_keys([run["seed"] for run in plan.runs()], mesh)
         return runner.Progress(parts["init"](keys), 0, [], 0.0)
     try:
-        state = checkpoint.load_state(out, parts["template"], plan.meta)
+        state = checkpoint.load_state(out, parts["template"], plan.meta, saved.schema(parts["program"]))
     except checkpoint.CheckpointError as error:
         raise UsageError(str(error)) from None
     if mesh is not None:
@@ -607,12 +630,12 @@ def discard_out(out: Path) -> None:
     shutil.rmtree(out, ignore_errors=True)
 
 
-def main(algorithm: str, argv: list[str] | None = None) -> None:
+def main(algorithm: str, argv: list[str] | None = None, extension: Extension | None = None) -> None:
     """The entry point of `python -m maxatar_agents.<algorithm>`: bad input exits with status 2 and one
     `error:` line instead of a traceback; SIGTERM stops a run as Ctrl-C does (`stops_like_ctrl_c`)."""
     try:
         with stops_like_ctrl_c():
-            run(algorithm, argv)
+            run(algorithm, argv, extension=extension)
     except (UsageError, checkpoint.CheckpointError) as error:  # a CheckpointError: --out in use, a disk error
         print(f"python -m maxatar_agents.{algorithm}: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -23,6 +23,7 @@ output), as in the PPO implementations it follows.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import flax.linen as nn
 import jax
@@ -125,10 +126,21 @@ class MLPHead(nn.Module):
     @nn.compact
     def __call__(self, obs: jax.Array) -> jax.Array:
         x = self.encoder(obs)
-        for width in self.hidden:
+        self.sow("activations", "encoded", x)  # kept only when asked for (`hidden_activations`)
+        for i, width in enumerate(self.hidden):
             x = Dense(width)(x)
             x = nn.relu(nn.LayerNorm()(x) if self.layer_norm else x)
+            self.sow("activations", f"hidden{i}", x)
         return Dense(self.num_outputs)(x)
+
+
+def hidden_activations(network: MLPHead, params: Any, obs: jax.Array) -> list[jax.Array]:
+    """The activations of `network`'s hidden layers on `obs`, the encoder's output first and the last hidden
+    layer's (the features the output layer reads) last, each (batch, units): what the plasticity diagnostics
+    (`continual.diagnostics`) measure."""
+    _, captured = network.apply(params, obs, mutable=["activations"])
+    layers = captured["activations"]
+    return [layers["encoded"][0]] + [layers[f"hidden{i}"][0] for i in range(len(network.hidden))]
 
 
 def make_network(env: Environment, hidden: Sequence[int], conv_features: int = 16, layer_norm: bool = False) -> MLPHead:

@@ -23,7 +23,7 @@ config expects before reading any data, so a small file cannot make the loader a
 
 A checkpoint may also be named `"pretrained:maxatar/Breakout-v0"`: a policy shipped with the package, a
 policy-only checkpoint in `maxatar_agents/pretrained/<id>/`. Playing and exporting a checkpoint's trained policy
-(`load_policy`, `export_policy`) is `maxatar_agents.policies`.
+(`load_policy`, `export_policy`) is `maxatar_agents.run.policies`.
 """
 
 from __future__ import annotations
@@ -46,15 +46,14 @@ import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar_agents.configs import config_from_dict
-from maxatar_agents.files import open_regular, read_text
-from maxatar_agents.registry import AGENT_MODULES, agent_module
+from maxatar_agents.algorithms.registry import AGENT_MODULES
+from maxatar_agents.run.files import open_regular, read_text
 
 FORMAT = "maxatar_agents.checkpoint/1"
 STATE_FILE = "checkpoint.npz"
@@ -62,7 +61,7 @@ META_FILE = "checkpoint.json"
 LOCK_FILE = "run.lock"
 PROGRESS_KEY = "__intervals_done__"
 PRETRAINED_PREFIX = "pretrained:"
-PRETRAINED_DIR = Path(__file__).parent / "pretrained"
+PRETRAINED_DIR = Path(__file__).parent.parent / "pretrained"  # shipped at the package's top
 
 _VERSIONED = re.compile(r"checkpoint-[0-9a-f]{16}\.npz")
 LEARNER = ".learner"  # the prefix of the learner's leaves (`program.TrainState.learner`)
@@ -524,62 +523,54 @@ def _num_runs(meta: dict[str, Any]) -> int:
     return len(meta["seeds"]) * math.prod(len(values) for values in meta.get("sweep", {}).values())
 
 
-def _where(meta: dict[str, Any]) -> str:
+def where(meta: dict[str, Any]) -> str:
     return str(getattr(meta, "path", META_FILE))
 
 
-def _require(meta: dict[str, Any], *names: str) -> None:
+def require(meta: dict[str, Any], *names: str) -> None:
     missing = [name for name in names if name not in meta]
     if missing:
-        raise CheckpointError(f"{_where(meta)} is damaged: it has no {', '.join(missing)}")
+        raise CheckpointError(f"{where(meta)} is damaged: it has no {', '.join(missing)}")
 
 
-def program_for(meta: dict[str, Any]) -> tuple[Any, Any]:
-    """The config a checkpoint was made with and its program, after checking that the metadata has what a
-    run's checkpoint has and that its progress fits the config's schedule."""
-    _require(meta, "algorithm", "config", "env_id", "seeds", "intervals_done", "num_intervals")
-    module = agent_module(meta["algorithm"])
-    try:
-        config = config_from_dict(module.Config, meta["config"])
-    except (TypeError, ValueError) as error:
+class Schema(NamedTuple):
+    """What a checkpoint of one config must hold, as data, from whoever knows the agent (`saved.program_for`):
+    its schedule (how many intervals, how many frames each) and where its policy params are in the state. The
+    arrays' names, shapes and dtypes are the state template's (`load_state`)."""
+
+    num_intervals: int
+    frames_per_interval: int
+    policy_field: str
+
+
+REQUIRED = ("algorithm", "config", "env_id", "seeds", "intervals_done", "num_intervals")
+
+
+def check_meta(meta: dict[str, Any], schema: Schema) -> None:
+    """Check that the metadata has what a run's checkpoint has and that its progress fits `schema`."""
+    require(meta, *REQUIRED)
+    if meta["num_intervals"] != schema.num_intervals:
         raise CheckpointError(
-            f"{_where(meta)} is damaged: its config is not a valid {meta['algorithm']} config: {error}"
-        ) from None
-    if config.env_id != meta["env_id"]:
-        raise CheckpointError(
-            f"{_where(meta)} is damaged: env_id is {meta['env_id']!r}, its config's {config.env_id!r}"
-        )
-    program = module.make_program(config)
-    sched = program.schedule
-    if meta["num_intervals"] != sched.num_intervals:
-        raise CheckpointError(
-            f"{_where(meta)} is damaged: num_intervals is {meta['num_intervals']}, its config's run has "
-            f"{sched.num_intervals}"
+            f"{where(meta)} is damaged: num_intervals is {meta['num_intervals']}, its config's run has "
+            f"{schema.num_intervals}"
         )
     frames = meta.get("frames_done")
-    if frames is not None and frames != meta["intervals_done"] * sched.frames_per_interval:
+    if frames is not None and frames != meta["intervals_done"] * schema.frames_per_interval:
         raise CheckpointError(
-            f"{_where(meta)} is damaged: frames_done is {frames}, not intervals_done x "
-            f"{sched.frames_per_interval} frames"
+            f"{where(meta)} is damaged: frames_done is {frames}, not intervals_done x "
+            f"{schema.frames_per_interval} frames"
         )
     if meta.get("final_eval") is not None:  # a finished run's: what the policy is chosen and exported by
         missing = [name for name in ("return_per_seed", "return_mean") if name not in meta["final_eval"]]
         if missing:
-            raise CheckpointError(f"{_where(meta)} is damaged: its final_eval has no {', '.join(missing)}")
+            raise CheckpointError(f"{where(meta)} is damaged: its final_eval has no {', '.join(missing)}")
     if not meta.get("policy_only"):  # a run's checkpoint: its metrics so far, one row per interval and run
-        _require(meta, "rows", "wall_time")
+        require(meta, "rows", "wall_time")
         if len(meta["rows"]) != meta["intervals_done"] * _num_runs(meta):
             raise CheckpointError(
-                f"{_where(meta)} is damaged: {len(meta['rows'])} metrics rows for {meta['intervals_done']} "
+                f"{where(meta)} is damaged: {len(meta['rows'])} metrics rows for {meta['intervals_done']} "
                 f"intervals of {_num_runs(meta)} runs"
             )
-    return config, program
-
-
-def config_for(meta: dict[str, Any]):
-    """The config a checkpoint was made with (`read_meta` has checked its algorithm), once its metadata has
-    been checked against it."""
-    return program_for(meta)[0]
 
 
 def _state_path(directory: Path, meta: dict[str, Any]) -> Path:
@@ -713,17 +704,17 @@ def check_finite(arrays: _Arrays, name: str, array: np.ndarray) -> None:
         )
 
 
-def load_state(directory: str | Path, template: Any, meta: dict[str, Any]) -> Any:
+def load_state(directory: str | Path, template: Any, meta: dict[str, Any], schema: Schema) -> Any:
     """Fill `template` (a state or its `jax.eval_shape`) with the saved arrays, checking names, shapes and
     dtypes (from the headers, before reading any data), so that a checkpoint of another configuration is
-    refused rather than half-loaded, and the metadata a resume uses."""
+    refused rather than half-loaded, and the metadata a resume uses (against `schema`)."""
     directory = resolve(directory)
     if meta.get("policy_only"):
         raise CheckpointError(f"{directory} holds only a trained policy (export_policy); it cannot be resumed")
-    _, program = program_for(meta)
+    check_meta(meta, schema)
     names = tree_paths(template)
     leaves, treedef = jax.tree.flatten(template)
-    policy = f".{program.policy_field}"
+    policy = f".{schema.policy_field}"
     with open_arrays(directory, meta) as saved:
         saved.progress(meta, directory)
         missing = [n for n in names if n not in saved]
@@ -748,20 +739,3 @@ def tree_paths(tree: Any) -> list[str]:
     """Stable, readable names of a pytree's leaves: the keys of the state file, so that a mismatch names
     the leaf."""
     return [jax.tree_util.keystr(path) for path, _ in jax.tree_util.tree_flatten_with_path(tree)[0]]
-
-
-_MOVED = ("load_policy", "export_policy", "policy_env_kwargs", "policy_returns")
-
-
-def __getattr__(name: str):
-    # The policies left this module for `maxatar_agents.policies`, which imports it (hence the import here).
-    if name in _MOVED:
-        warnings.warn(
-            f"maxatar_agents.checkpoint.{name} is deprecated: use maxatar_agents.policies.{name}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        from maxatar_agents import policies
-
-        return getattr(policies, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

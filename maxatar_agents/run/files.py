@@ -10,7 +10,7 @@ from pathlib import Path
 
 MAX_JSON = 1 << 30  # a JSON file (a checkpoint's metrics rows grow with intervals x runs) is read whole, up to this
 # The installed packages, side by side as the one distribution installs them.
-PACKAGES = tuple(Path(__file__).resolve().parent.parent / name for name in ("maxatar", "maxatar_agents", "renderers"))
+PACKAGES = tuple(Path(__file__).resolve().parents[2] / name for name in ("maxatar", "maxatar_agents", "renderers"))
 
 
 def open_regular(path: Path):

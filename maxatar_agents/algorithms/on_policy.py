@@ -18,7 +18,6 @@ episode's first.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -27,11 +26,13 @@ import jax.numpy as jnp
 import optax
 
 from maxatar.core import Environment, EnvParams
-from maxatar_agents.configs import knob
-from maxatar_agents.program import (
+from maxatar_agents.algorithms import continual
+from maxatar_agents.algorithms.config import NetworkConfig
+from maxatar_agents.algorithms.fields import knob
+from maxatar_agents.algorithms.program import (
     Agent,
-    NetworkConfig,
     Program,
+    Schedule,
     Step,
     TrainState,
     build,
@@ -46,7 +47,7 @@ from maxatar_agents.program import (
 @dataclasses.dataclass(frozen=True)
 class OnPolicyConfig(NetworkConfig):
     """The knobs of the skeleton, which every on-policy agent's `Config` inherits (and may give other
-    defaults): a neural run's (`program.NetworkConfig`), with many environments and a smaller network by
+    defaults): a neural run's (`config.NetworkConfig`), with many environments and a smaller network by
     default, then the rollout, its epochs and minibatches, and Adam. A logging interval is a whole number of
     rollouts."""
 
@@ -99,13 +100,6 @@ def network_init(network: Any) -> Callable:
     return lambda keys, obs: network.init(keys[0], obs)
 
 
-def OnPolicyAgent(init_params, explore, targets, loss, report, act, sample=None) -> Agent:
-    """Deprecated: an agent in the hooks of earlier versions, when this was a class."""
-    warnings.warn("OnPolicyAgent is now program.Agent(learn=on_policy.Learning(...))", DeprecationWarning, 2)
-    init = lambda keys, obs: init_params(keys[0], obs)
-    return Agent(init, explore, Learning(targets, loss), report, act, sample=sample)
-
-
 def num_gradient_steps(config: OnPolicyConfig) -> int:
     """How many minibatch steps the whole run takes, for step-size schedules."""
     sched = schedule(config.total_steps, config.log_points, config.num_envs * config.num_steps)
@@ -126,21 +120,19 @@ def sample_categorical(logits: jax.Array, u: jax.Array) -> jax.Array:
 
 
 def assemble(config: OnPolicyConfig, env: Environment, env_params: EnvParams, agent: Agent) -> Program:
-    """The pure pieces of a run of `agent` (see `program.Program`): init, interval, evaluate."""
+    """The pure pieces of a run of `agent` (see `program.Program`): init, interval, evaluate. On a sequence of
+    tasks (`maxatar.continual.MultiGame`) `continual.assemble` plays each task's game in its own copy of the
+    interval's loop."""
     optimizer = make_optimizer(config)
-    step = stepper(agent, env, env_params, config.num_envs)
-    sched = schedule(config.total_steps, config.log_points, config.num_envs * config.num_steps)
     batch = config.num_envs * config.num_steps
 
-    def init(key: jax.Array) -> TrainState:
-        """The network and Adam's state, and fresh environments (no buffer)."""
-        return start(agent, env, env_params, config.num_envs, key, learner=lambda p: Learner(p, optimizer.init(p)))
+    def make_init(env: Environment, env_params: EnvParams) -> Callable:
+        def init(key: jax.Array) -> TrainState:
+            """The network and Adam's state, and fresh environments (no buffer)."""
+            learner = lambda p: Learner(p, optimizer.init(p))
+            return start(agent, env, env_params, config.num_envs, key, learner=learner)
 
-    def env_step(state: TrainState, t: jax.Array):
-        """One vector step at global vector step `t` with the behaviour policy."""
-        key, step_key = jax.random.split(state.key)
-        state, seen = step(state, step_key, t)
-        return state._replace(key=key), seen
+        return init
 
     def gradient_step(learner: Learner, samples):
         """One Adam step on the loss of a minibatch; logs the loss and the agent's aux."""
@@ -158,21 +150,44 @@ def assemble(config: OnPolicyConfig, env: Environment, env_params: EnvParams, ag
         learner, logs = jax.lax.scan(gradient_step, learner, shuffled)
         return (learner, samples, key), logs
 
-    def iteration(state: TrainState, i: jax.Array):
-        """Rollout number `i`: play it, compute its targets, train on them."""
-        numbers = i * config.num_steps + jnp.arange(config.num_steps, dtype=jnp.int32)
-        state, rollout = jax.lax.scan(env_step, state, numbers)
-        samples = agent.learn.targets(state.learner.params, rollout, state.obs)
-        flat = jax.tree.map(lambda x: x.reshape(batch, *x.shape[2:]), samples)
-        key, epochs_key = jax.random.split(state.key)
-        (learner, _, _), logs = jax.lax.scan(epoch, (state.learner, flat, epochs_key), None, length=config.num_epochs)
-        return state._replace(key=key, learner=learner), logs
+    def make_steps(env: Environment, env_params: EnvParams, sched: Schedule, cut_every: int | None) -> Callable:
+        step = stepper(agent, env, env_params, config.num_envs, cut_every)
 
-    def steps(state: TrainState, t0: jax.Array):
-        """`sched.steps_per_interval` rollouts and updates from rollout number `t0`, and the agent's report."""
-        numbers = t0 + jnp.arange(sched.steps_per_interval, dtype=jnp.int32)
-        state, logs = jax.lax.scan(iteration, state, numbers)
-        t_end = (t0 + sched.steps_per_interval) * config.num_steps
-        return state, agent.report(state.learner, jax.tree.map(jnp.mean, logs), t_end), t_end
+        def env_step(state: TrainState, t: jax.Array):
+            """One vector step at global vector step `t` with the behaviour policy."""
+            key, step_key = jax.random.split(state.key)
+            state, seen = step(state, step_key, t)
+            return state._replace(key=key), seen
 
-    return build(config, env, env_params, agent.act, "params", init, steps, sched, agent.sample)
+        def iteration(state: TrainState, i: jax.Array):
+            """Rollout number `i`: play it, compute its targets, train on them."""
+            numbers = i * config.num_steps + jnp.arange(config.num_steps, dtype=jnp.int32)
+            state, rollout = jax.lax.scan(env_step, state, numbers)
+            samples = agent.learn.targets(state.learner.params, rollout, state.obs)
+            flat = jax.tree.map(lambda x: x.reshape(batch, *x.shape[2:]), samples)
+            key, epochs_key = jax.random.split(state.key)
+            carry = (state.learner, flat, epochs_key)
+            (learner, _, _), logs = jax.lax.scan(epoch, carry, None, length=config.num_epochs)
+            return state._replace(key=key, learner=learner), logs
+
+        def steps(state: TrainState, t0: jax.Array):
+            """`sched.steps_per_interval` rollouts and updates from rollout number `t0`, and the agent's report."""
+            numbers = t0 + jnp.arange(sched.steps_per_interval, dtype=jnp.int32)
+            state, logs = jax.lax.scan(iteration, state, numbers)
+            t_end = (t0 + sched.steps_per_interval) * config.num_steps
+            return state, agent.report(state.learner, jax.tree.map(jnp.mean, logs), t_end), t_end
+
+        return steps
+
+    def new_task(state: TrainState) -> TrainState:
+        """What a continual run resets when a new task begins: Adam's state with `reset_optimizer`."""
+        if not config.reset_optimizer:
+            return state
+        return state._replace(learner=Learner(state.learner.params, optimizer.init(state.learner.params)))
+
+    if continual.is_sequence(env):
+        parts = continual.Parts(make_init, make_steps, new_task, batch)
+        return continual.assemble(config, env, env_params, agent, parts)
+    sched = schedule(config.total_steps, config.log_points, batch)
+    steps = make_steps(env, env_params, sched, None)
+    return build(config, env, env_params, agent.act, "params", make_init(env, env_params), steps, sched, agent.sample)

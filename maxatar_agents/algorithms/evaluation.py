@@ -6,6 +6,7 @@ Both are pure functions of arrays, so they run inside the agents' jitted, vmappe
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -146,3 +147,36 @@ def keep_best(
         best_return=jnp.where(better, score, state.best_return),
     )
     return state, {"eval_return": score, "best_eval_return": state.best_return}
+
+
+def interval_metrics(frames: jax.Array, stats: EpisodeStats) -> dict[str, jax.Array]:
+    """What every agent logs after an interval: frames per seed so far, finished episodes, and the mean
+    return of the last 100 of them."""
+    return {"frames": frames, "episodes": stats.finished, "recent_return": recent_return(stats)}
+
+
+def final_evaluation(env: Environment, env_params: EnvParams, act: Callable, policy_field: str, config: Any):
+    """`evaluate(state)`: returns of `config.eval_episodes` episodes of the evaluation policy `act` with the
+    params at the state's `policy_field` path, from a key the training stream never draws."""
+    policy_params = operator.attrgetter(policy_field)
+
+    def evaluate_state(state) -> jax.Array:
+        key = jax.random.fold_in(state.key, 1)
+        policy = functools.partial(act, policy_params(state))
+        return evaluate(env, env_params, policy, key, config.eval_episodes, config.eval_max_steps)
+
+    return evaluate_state
+
+
+def sampled_evaluation(env: Environment, env_params: EnvParams, sample: Callable, policy_field: str, config: Any):
+    """`evaluate_sampled(state)`: returns of `config.eval_episodes` episodes played by actions drawn from the
+    policy, `sample(params, obs, key)` with the params at `policy_field`, from `final_evaluation`'s key (the
+    same first states) with a fresh key for the actions every step."""
+    policy_params = operator.attrgetter(policy_field)
+
+    def evaluate_state(state) -> jax.Array:
+        key = jax.random.fold_in(state.key, 1)
+        policy = functools.partial(sample, policy_params(state))
+        return play_episodes(env, env_params, policy, key, config.eval_episodes, config.eval_max_steps, True)[0]
+
+    return evaluate_state

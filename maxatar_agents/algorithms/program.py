@@ -4,7 +4,6 @@ interval at a time (with checkpoints between), and both end bit for bit in the s
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 import operator
@@ -15,67 +14,18 @@ import jax
 import jax.numpy as jnp
 import optax
 
-import maxatar
 from maxatar.core import Environment, EnvParams
 from maxatar.episode import AutoReset
 from maxatar.prng import uniform
-from maxatar_agents.configs import ConfigError, check_fields, knob
-from maxatar_agents.evaluation import (
+from maxatar_agents.algorithms.evaluation import (
     EpisodeStats,
     episode_stats_init,
     episode_stats_update,
-    evaluate,
+    final_evaluation,
+    interval_metrics,
     keep_best,
-    play_episodes,
-    recent_return,
+    sampled_evaluation,
 )
-
-
-@dataclasses.dataclass(frozen=True)
-class RunConfig:
-    """The knobs every agent's run has, tabular or neural: the environment, the frame budget, logging and
-    evaluation. `NetworkConfig` adds a network's; each agent's `Config` adds its own (and may give other
-    defaults). Frames count environment steps of one seed over all its vectorised environments."""
-
-    env_id: str = knob("maxatar/Breakout-v0", "environment id (`--env` for short)")
-    total_steps: int = knob(5_000_000, "frames per seed (rounded up to whole logging intervals)")
-    num_envs: int = knob(1, "environments stepped together (vmap) per seed")
-    gamma: float = knob(0.99, "discount")
-    sticky_action_prob: float | None = knob(None, "None: the environment's default (0.1 for MinAtar games)")
-    difficulty_ramping: bool | None = knob(None, "None: the environment's default (on)")
-    env_setting: str = knob(
-        "minatar",
-        "a paper's MinAtar setting (`maxatar.settings`): 'minatar', 'gymnax' or 'pgx'",
-    )
-    log_points: int = knob(100, "logged points over the run; also the unit of resumable chunks")
-    eval_episodes: int = knob(100, "final evaluation of the trained policy, all episodes in parallel")
-    eval_max_steps: int = knob(10_000, "safety cap on an evaluation episode's length")
-
-    def __post_init__(self):
-        """Fail on a bad value before anything is written or compiled: every field's type and bounds, the
-        subclass's fields too (`configs.check_fields`), then the environment, made once from the config
-        (`check_env`). An agent's config checks what one field cannot say alone after this."""
-        check_fields(self)
-        check_env(self)
-
-
-@dataclasses.dataclass(frozen=True)
-class NetworkConfig(RunConfig):
-    """A neural agent's run: a run's knobs (`RunConfig`), then the network's size, the observation it learns
-    from, and keeping the best evaluated params. `off_policy.OffPolicyConfig` and `on_policy.OnPolicyConfig`
-    add their skeleton's."""
-
-    hidden: tuple[int, ...] = knob((128,), "dense layers after the observation encoder")
-    conv_features: int = knob(16, "filters of the MinAtar 3x3 convolution (MinAtar games only)")
-    obs_type: str | None = knob(None, "'rgb' or 'grayscale': learn from the game's picture (`maxatar.pixels`)")
-    obs_scale: int | None = knob(None, "pixels per grid cell of the picture (None: 16 for the MinAtar games)")
-    keep_best: bool = knob(
-        False,
-        "Evaluate the evaluation policy after every logging interval and keep its best params (SB3's EvalCallback "
-        "'best model') for the final evaluation, the checkpoint's policy and load_policy: a value-based learner's "
-        "CartPole policy swings from interval to interval (DQN's and PQN's `cartpole`).",
-    )
-    keep_best_episodes: int = knob(10, "episodes of each of those evaluations (all in parallel)")
 
 
 class Schedule(NamedTuple):
@@ -173,7 +123,9 @@ class Agent(NamedTuple):
     act(params, obs) -> actions, the evaluation policy, whose params are the learner's `policy_field` (with
         `keep_best`, the shared code keeps the best of them in `best_params` and evaluates those);
     sample(params, obs, key) -> actions drawn from the policy, for an agent whose policy is a distribution
-        (None otherwise): its evaluation is reported beside `act`'s.
+        (None otherwise): its evaluation is reported beside `act`'s;
+    features(params, obs) -> the hidden layers' activations, each (batch, units), the last layer's last
+        (`networks.hidden_activations`), for the plasticity diagnostics of continual runs (None: not logged).
     """
 
     init: Callable
@@ -184,6 +136,7 @@ class Agent(NamedTuple):
     policy_field: str = "params"
     num_init_keys: int = 1
     sample: Callable | None = None
+    features: Callable | None = None
 
 
 class Step(NamedTuple):
@@ -215,10 +168,14 @@ def start(
     return initial_state(made, agent.policy_field, buffer(obs), env_state, obs, key)
 
 
-def stepper(agent: Agent, env: Environment, env_params: EnvParams, num_envs: int) -> Callable:
+def stepper(
+    agent: Agent, env: Environment, env_params: EnvParams, num_envs: int, cut_every: int | None = None
+) -> Callable:
     """`step(state, key, t) -> (state, Step)`: one vector step at global vector step t with the agent's
     behaviour policy, from one uniform block drawn from `key` (the acting rule's `ACT_UNIFORMS` per environment,
-    then the environments'); the state moves to the next observations and episode statistics."""
+    then the environments'); the state moves to the next observations and episode statistics. With
+    `cut_every`, every episode is cut (truncated) after each `cut_every`-th vector step: the end of a
+    continual run's stage, so that no return bootstraps across a task switch."""
     auto = AutoReset(env)
     batched_step = jax.vmap(auto.step_from_uniforms, in_axes=(0, 0, 0, None))
 
@@ -228,6 +185,8 @@ def stepper(agent: Agent, env: Environment, env_params: EnvParams, num_envs: int
         obs, env_state, reward, terminated, truncated, _ = batched_step(
             uniforms[:, ACT_UNIFORMS:], state.env_state, action, env_params
         )
+        if cut_every is not None:
+            truncated = truncated | ((t + 1) % cut_every == 0)
         seen = Step(state.obs, action, reward, terminated, truncated, extras)
         stats = episode_stats_update(state.stats, reward, terminated | truncated)
         return state._replace(env_state=env_state, obs=obs, stats=stats), seen
@@ -316,49 +275,6 @@ def make_train_for(make_program: Callable[[Any], Program]) -> Callable[[Any], Ca
     return agent_make_train
 
 
-def env_kwargs(config: Any) -> dict[str, Any]:
-    """The `maxatar.make` keywords, besides the id, of the config's environment: its `env_setting`, its
-    sticky-action and ramping choices (None = the setting's) and, for a neural agent, its observation type
-    (pixels with `obs_type`). A trained policy is played in the environment these make
-    (`policies.policy_env_kwargs`)."""
-    overrides = {}
-    if config.sticky_action_prob is not None:
-        overrides["sticky_action_prob"] = config.sticky_action_prob
-    if config.difficulty_ramping is not None:
-        overrides["difficulty_ramping"] = config.difficulty_ramping
-    pixels = {name: getattr(config, name, None) for name in ("obs_type", "obs_scale")}
-    return {"setting": config.env_setting, **overrides, **pixels}
-
-
-def env_from_config(config: Any) -> tuple[Environment, EnvParams]:
-    """`maxatar.make(config.env_id, **env_kwargs(config))`, so every agent reads those knobs the same way."""
-    return maxatar.make(config.env_id, **env_kwargs(config))
-
-
-# Where `maxatar.make` names one of its keywords in an error, the config field that set it (first match).
-ENV_ERROR_FIELDS = (
-    ("sticky_action_prob", "sticky_action_prob"),
-    ("difficulty_ramping", "difficulty_ramping"),
-    ("obs_scale", "obs_scale"),
-    ("obs_type", "obs_type"),
-    ("setting", "env_setting"),
-)
-
-
-def check_env(config: Any, make: Callable[[Any], Any] = env_from_config) -> None:
-    """Make the config's environment once (`make(config)`, by default `env_from_config`), so that a value
-    the environment refuses (a sticky-action probability, an observation type, a setting, an id) fails when
-    the config is built; its error becomes a `ConfigError` naming the config field."""
-    try:
-        make(config)
-    except (TypeError, ValueError) as error:
-        if isinstance(error, ConfigError):
-            raise
-        text = str(error)
-        field = next((field for word, field in ENV_ERROR_FIELDS if word in text), "env_id")
-        raise ConfigError(field, text) from None
-
-
 def reset_envs(env: Environment, env_params: EnvParams, key: jax.Array, num_envs: int):
     """`num_envs` fresh episodes, one key each: (obs, env_state), batched on a leading axis."""
     return jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(key, num_envs), env_params)
@@ -375,39 +291,6 @@ def tie_to_seed(tree: Any, key: jax.Array) -> Any:
     """
     same = key.ravel()[0] == key.ravel()[0]
     return jax.tree.map(lambda x: jnp.where(same, x, x), tree)
-
-
-def interval_metrics(frames: jax.Array, stats: EpisodeStats) -> dict[str, jax.Array]:
-    """What every agent logs after an interval: frames per seed so far, finished episodes, and the mean
-    return of the last 100 of them."""
-    return {"frames": frames, "episodes": stats.finished, "recent_return": recent_return(stats)}
-
-
-def final_evaluation(env: Environment, env_params: EnvParams, act: Callable, policy_field: str, config: Any):
-    """`evaluate(state)`: returns of `config.eval_episodes` episodes of the evaluation policy `act` with the
-    params at the state's `policy_field` path, from a key the training stream never draws."""
-    policy_params = operator.attrgetter(policy_field)
-
-    def evaluate_state(state) -> jax.Array:
-        key = jax.random.fold_in(state.key, 1)
-        policy = functools.partial(act, policy_params(state))
-        return evaluate(env, env_params, policy, key, config.eval_episodes, config.eval_max_steps)
-
-    return evaluate_state
-
-
-def sampled_evaluation(env: Environment, env_params: EnvParams, sample: Callable, policy_field: str, config: Any):
-    """`evaluate_sampled(state)`: returns of `config.eval_episodes` episodes played by actions drawn from the
-    policy, `sample(params, obs, key)` with the params at `policy_field`, from `final_evaluation`'s key (the
-    same first states) with a fresh key for the actions every step."""
-    policy_params = operator.attrgetter(policy_field)
-
-    def evaluate_state(state) -> jax.Array:
-        key = jax.random.fold_in(state.key, 1)
-        policy = functools.partial(sample, policy_params(state))
-        return play_episodes(env, env_params, policy, key, config.eval_episodes, config.eval_max_steps, True)[0]
-
-    return evaluate_state
 
 
 def clip_then(max_grad_norm: Any, optimizer: optax.GradientTransformation) -> optax.GradientTransformation:

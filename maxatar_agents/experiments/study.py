@@ -13,18 +13,15 @@ import time
 import warnings
 from typing import Any
 
-from maxatar_agents.configs import config_to_dict
-from maxatar_agents.redaction import one_line, redact
+from maxatar_agents.algorithms.grid import SweepError
+from maxatar_agents.experiments.redaction import one_line, redact
+from maxatar_agents.run.configs import config_to_dict
 
 # Seconds between a running trial's heartbeats in a server database (`--heartbeat`; SQLite: none unless asked
 # for). A trial whose heartbeat is older than twice that is stale: the next worker to start a trial marks it
 # failed and queues it again with the same parameters, up to `STALE_RETRIES` times.
 DEFAULT_HEARTBEAT = 60
 STALE_RETRIES = 2
-
-
-class SweepError(ValueError):
-    """Bad input to the sweep (options, search space, storage); the command line prints it as `error: ...`."""
 
 
 class StorageLost(BaseException):

@@ -1,4 +1,4 @@
-"""A trained agent's policy, from a checkpoint (`maxatar_agents.checkpoint`, which stores and checks it):
+"""A trained agent's policy, from a checkpoint (`maxatar_agents.run.checkpoint`, which stores and checks it):
 `load_policy` plays it, `export_policy` keeps one seed's policy as the package ships its pretrained ones, and
 `policy_env_kwargs` and `policy_returns` give the environment it was trained in and what it scores there.
 
@@ -24,24 +24,23 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar_agents.checkpoint import (
+from maxatar_agents.run.checkpoint import (
     FORMAT,
     META_FILE,
     PROGRESS_KEY,
     STATE_FILE,
     CheckpointError,
     check_finite,
-    config_for,
     exists,
     lock_run,
     open_arrays,
-    program_for,
     read_meta,
     resolve,
     tree_paths,
     unlock_run,
     write_file,
 )
+from maxatar_agents.run.saved import config_for, program_for
 
 
 class Policy(jax.tree_util.Partial):
@@ -194,7 +193,7 @@ def policy_env_kwargs(path: str | Path) -> dict[str, Any]:
     policy was trained in: its setting, sticky actions, ramping and observation type. A policy played in
     another setting would be wrong without an error: a `pgx`-setting Breakout policy picks among 3 actions,
     whose indices mean other actions in the full set of 6. The renderers play checkpoints with these."""
-    from maxatar_agents.program import env_kwargs
+    from maxatar_agents.algorithms.config import env_kwargs
 
     return env_kwargs(config_for(read_meta(resolve(path))))
 
@@ -203,8 +202,8 @@ def policy_returns(path: str | Path, episodes: int, key: int = 0, seed_index: in
     """Returns of `episodes` episodes of a checkpoint's (or `pretrained:<id>`) evaluation policy, played in
     the environment setting it was trained in, from `PRNGKey(key)`: the figure a shipped policy records
     at export and its test checks."""
-    from maxatar_agents.evaluation import evaluate
-    from maxatar_agents.program import env_from_config
+    from maxatar_agents.algorithms.config import env_from_config
+    from maxatar_agents.algorithms.evaluation import evaluate
 
     config = config_for(read_meta(resolve(path)))
     _, act = load_policy(path, seed_index)

@@ -22,9 +22,10 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from maxatar import sharding
-from maxatar_agents import grid, interrupts
-from maxatar_agents.program import Schedule
-from maxatar_agents.registry import agent_module
+from maxatar_agents.algorithms import grid
+from maxatar_agents.algorithms.program import Schedule
+from maxatar_agents.algorithms.registry import agent_module
+from maxatar_agents.run import interrupts
 
 SEED_AXIS = "seeds"
 

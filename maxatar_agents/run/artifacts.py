@@ -20,10 +20,11 @@ import jax
 import numpy as np
 
 from maxatar import sharding
-from maxatar_agents import checkpoint, grid
-from maxatar_agents.configs import config_to_dict
-from maxatar_agents.program import Schedule
-from maxatar_agents.runner import Plan, Progress
+from maxatar_agents.algorithms import grid
+from maxatar_agents.algorithms.program import Schedule
+from maxatar_agents.run import checkpoint
+from maxatar_agents.run.configs import config_to_dict
+from maxatar_agents.run.runner import Plan, Progress
 
 
 def write_metrics(path: Path, rows: list[dict[str, Any]]) -> None:

@@ -19,6 +19,7 @@ The libraries are optional (`pip install "maxatar[track]"`) and imported only wh
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import importlib
 import json
@@ -33,8 +34,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from maxatar_agents.configs import config_to_dict
-from maxatar_agents.redaction import one_line, redact
+from maxatar_agents.experiments.redaction import one_line, redact
+from maxatar_agents.run.cli import Extension, RunHooks
+from maxatar_agents.run.configs import config_to_dict
+from maxatar_agents.run.runner import Plan
 
 KINDS = ("mlflow", "tensorboard")
 RUN_FILE = "tracking.json"  # in the run directory: the MLflow run that --resume continues
@@ -53,8 +56,9 @@ HTTP_LIMITS = {
 HTTP_LIMITS_AT_START = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "10"}
 
 
-class Tracker:
-    """The tracking interface; this base class records nothing (no `--track`)."""
+class Tracker(RunHooks):
+    """The tracking interface, a run's hooks (`run.cli.RunHooks`) and more; this base class records nothing (no
+    `--track`)."""
 
     def start(self, config: Any, preset: str | None, seeds: list[int], *, resume: bool = False, extra=None) -> None:
         """Open the run: its config, preset and seeds (and `extra` parameters) as parameters. With `resume`,
@@ -476,3 +480,30 @@ class TensorBoardTracker(Tracker):
 
     def child(self, name):
         return TensorBoardTracker(self.logdir / name)
+
+
+# --- `--track` on every agent's command line: a run's hooks ---
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--track", choices=KINDS, help="log config, metrics and files to MLflow/TensorBoard")
+    parser.add_argument(
+        "--track-uri",
+        metavar="URI",
+        help="MLflow tracking URI (default ./mlruns) or TensorBoard log directory (default OUT/tensorboard)",
+    )
+
+
+def run_hooks(args: argparse.Namespace, plan: Plan, out: Path, lead: bool) -> Tracker:
+    """--track: the run's tracker (process 0's; the others track nothing), started with the plan's config; a
+    resumed run continues its MLflow run. A tracker that cannot start is a usage error (a ValueError); one that
+    fails later is a warning, and the run goes on without it (`Guarded`)."""
+    if args.track_uri is not None and args.track is None:
+        raise ValueError("--track-uri needs --track mlflow or --track tensorboard")
+    extra = {"algorithm": plan.algorithm, **({"sweep": plan.sweep} if plan.sweep else {})}
+    tracker = guarded(make_tracker(args.track if lead else None, args.track_uri, out), args.track)
+    tracker.start(plan.config, plan.preset, plan.seeds, resume=plan.meta is not None, extra=extra)
+    return tracker
+
+
+COMMAND_LINE = Extension(add_options, run_hooks)

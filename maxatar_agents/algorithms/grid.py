@@ -32,9 +32,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar_agents import program as program_lib
-from maxatar_agents.configs import field_types
-from maxatar_agents.program import Program, TrainResult
+from maxatar_agents.algorithms import program as program_lib
+from maxatar_agents.algorithms.config import env_from_config
+from maxatar_agents.algorithms.fields import field_types
+from maxatar_agents.algorithms.program import Program, TrainResult
 
 # What JAX raises when Python code needs the concrete value of a traced number.
 TRACER_ERRORS = (
@@ -72,7 +73,7 @@ def check_sweep(module: Any, config: Any, sweep: Mapping[str, Sequence[float]]) 
             raise SweepError(f"field {name}: a value is listed twice in {list(checked[name])}")
     for combo in combinations(checked):
         try:  # the config's own checks, and the environment's (a sticky-action probability in [0, 1])
-            program_lib.env_from_config(dataclasses.replace(config, **combo))
+            env_from_config(dataclasses.replace(config, **combo))
         except (TypeError, ValueError) as error:
             raise SweepError(f"sweep value {label(combo)}: {error}") from None
     for name in checked:  # building the program is cheap; tracing the whole run waits for the compiler

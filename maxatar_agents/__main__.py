@@ -1,0 +1,5 @@
+"""`python -m maxatar_agents ALGO ...` (`commands.main`)."""
+
+from maxatar_agents.commands import main
+
+main()
