@@ -3,6 +3,9 @@
 * In a sequence (every environment plays the current task, `params.task` traced, so the step is one jitted program
   for every game): the union playing game k against game k's own environment, at N environments. Target: at most
   1.15x the single game's time per step.
+* One task's game alone with the union's observation (`MultiGame.task_game(k)`, what the agents step for a whole
+  logging interval, switching games outside their loop) against the single game: the cost of the union's
+  observation without a per-step switch.
 * A mixed batch (`MixedBatch`: N environments in contiguous groups, one per game) against the sum of its groups'
   times, each group timed as its single game with that many environments. Target: at most 1.25x.
 
@@ -85,6 +88,8 @@ def main(argv=None) -> str:
     for k, (single, single_params) in singles.items():
         calls[("single", k)] = case(single, single_params, n, steps)
         calls[("union", k)] = case(union, params.replace(task=jnp.int32(k)), n, steps)
+        task_game = union.task_game(k)
+        calls[("task", k)] = case(task_game, task_game.game_params(params), n, steps)
     batch = MixedBatch(union, n)
     calls[("mixed", None)] = case(union, params, n, steps, batch)
     for k, start, stop in union.groups(n):
@@ -94,11 +99,19 @@ def main(argv=None) -> str:
     def rate(key, envs=n):
         return Spread.of(envs * steps / t for t in times[key])
 
-    rows = ["| game | single (steps/s) | union in a sequence (steps/s) | union / single time |", "|---|---|---|---|"]
+    rows = [
+        "| game | single (steps/s) | union in a sequence (steps/s) | union / single time | task game (steps/s) "
+        "| task game / single time |",
+        "|---|---|---|---|---|---|",
+    ]
     for k, game in enumerate(union.games):
-        ratio = Spread.of(u / s for u, s in zip(times[("union", k)], times[("single", k)], strict=True))
+        ratio, task_ratio = (
+            Spread.of(u / s for u, s in zip(times[(kind, k)], times[("single", k)], strict=True))
+            for kind in ("union", "task")
+        )
         rows.append(
-            f"| {game} | {rate(('single', k)).format()} | {rate(('union', k)).format()} | {ratio.format('{:.2f}')} |"
+            f"| {game} | {rate(('single', k)).format()} | {rate(('union', k)).format()} | {ratio.format('{:.2f}')} "
+            f"| {rate(('task', k)).format()} | {task_ratio.format('{:.2f}')} |"
         )
     groups = [times[("group", k)] for k, _, _ in union.groups(n)]
     sums = [sum(ts) for ts in zip(*groups, strict=True)]
