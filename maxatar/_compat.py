@@ -1,6 +1,6 @@
 """Every name of `maxatar` that 0.2.0 exported and that has since moved, in one place, with the version that
 removes it. Names are "module:attribute" text, imported when looked up, so this module imports nothing of the
-package (the contract, `core`, reads it)."""
+package but its input checks (the contract, `core`, reads it)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import importlib
 import warnings
 from collections.abc import Callable
 from typing import Any
+
+from maxatar.checks import InputError
 
 REMOVED_IN = "0.4"
 
@@ -49,7 +51,7 @@ def check_game_class(cls: type) -> None:
     loose = [name for name in LOOSE_ATTRIBUTES if hasattr(cls, name)]
     if loose:
         declare = "; ".join(dict.fromkeys(LOOSE_ATTRIBUTES[name] for name in loose))
-        raise TypeError(
+        raise InputError(
             f"{cls.__name__} sets {', '.join(loose)}, 0.2.0's loose attributes: declare {declare} instead "
             f"(maxatar.core.Looks, maxatar.core.States)"
         )

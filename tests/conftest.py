@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from maxatar import compilation_cache
+from tests import tiers
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
@@ -18,7 +19,18 @@ common = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, Health
 # CI: a fixed, reproducible search, so a green run stays green; locally: fresh examples every run.
 settings.register_profile("ci", derandomize=True, print_blob=True, **common)
 settings.register_profile("dev", **common)
-settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+settings.register_profile("ci-fast", derandomize=True, print_blob=True, max_examples=tiers.FAST_EXAMPLES, **common)
+settings.register_profile("dev-fast", max_examples=tiers.FAST_EXAMPLES, **common)
+PROFILE = "ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev")
+settings.load_profile(PROFILE)
+
+
+def pytest_configure(config):
+    """The fast tier (`-m "not slow"`, docs/contributing.md): every property test with fewer examples."""
+    if config.getoption("markexpr", "").replace(" ", "") == "notslow":
+        tiers.fast = True
+        if PROFILE in ("ci", "dev"):
+            settings.load_profile(f"{PROFILE}-fast")
 
 
 @pytest.fixture

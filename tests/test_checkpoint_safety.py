@@ -33,6 +33,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maxatar_agents.run import checkpoint, cli, policies, runner, saved
+from tests.tiers import examples
 
 pytestmark = pytest.mark.slow  # the suite's slow tier (docs/contributing.md)
 
@@ -719,7 +720,7 @@ def damaged_rows(draw) -> tuple[callable, str]:
     return (lambda rows: rows.__setitem__(index, value)), f"rows[{index}] is {value!r}, not a metrics row"
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(damage=damaged_rows())
 def test_metrics_rows_a_runner_never_writes_are_refused_naming_the_file_and_the_key(base, damage):
     edit, words = damage

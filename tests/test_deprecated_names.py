@@ -14,6 +14,7 @@ import pytest
 
 import maxatar
 from maxatar import _compat as maxatar_compat
+from maxatar.checks import InputError
 from maxatar.registry import MINATAR_GAMES
 from maxatar_agents import _compat
 from maxatar_agents.algorithms import off_policy, on_policy, program
@@ -74,6 +75,7 @@ def test_the_skeletons_earlier_agent_hooks_still_build_an_agent():
     assert agent.learn == on_policy.Learning("targets", "loss")
 
 
+@pytest.mark.slow  # a whole training / fresh interpreters
 def test_the_old_command_modules_still_run():
     """`python -m maxatar_agents.<old module>` is still each command (here: its --help)."""
     for module in ("maxatar_agents.ppo", "maxatar_agents.sweep", "maxatar_agents.evaluate", "maxatar_agents.export"):
@@ -102,7 +104,7 @@ def test_a_game_class_of_0_2_0_is_refused_with_what_to_declare():
         channels = (TRAIL,)
         state_ranges = {"x": range(3)}
 
-    with pytest.raises(TypeError, match=r"Old sets channels, state_ranges.*Looks\(channels=.*States\(ranges="):
+    with pytest.raises(InputError, match=r"Old sets channels, state_ranges.*Looks\(channels=.*States\(ranges="):
         Old()
     assert set(maxatar_compat.LOOSE_ATTRIBUTES) == {
         "channels",

@@ -31,6 +31,7 @@ from maxatar.games.doors.rules import DoorsParams
 from maxatar.sb3 import make_sb3_vec_env
 from maxatar.tape import TAPE_CALLS, Tape, seed_words
 from tests.test_backends import assert_same
+from tests.tiers import examples
 
 GAME = "maxatar/Asterix-v0"  # a game with a difficulty ramp, so every keyword changes how it plays
 N_PY, N_JAX = 4, 40  # make_vec sizes: the Python backend's and (above its 32) the JAX backend's
@@ -393,7 +394,7 @@ def play_both(env_id: str, steps: int = 110, **kwargs):
     assert_same(state_a, state_b)
 
 
-@settings(max_examples=70)
+@settings(max_examples=examples(70))
 @given(front=st.sampled_from(ALL_FRONTS), keyword=st.sampled_from(KEYWORDS), value=ODD)
 def test_keywords_of_every_type(front, keyword, value):
     try:
@@ -415,7 +416,7 @@ def test_keywords_of_every_type(front, keyword, value):
         assert isinstance(got, (np.ndarray, jax.Array)) and np.shape(got) == np.shape(value)
 
 
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(value=ODD)
 def test_a_games_own_params_field(value):
     """Doors' `random_doors` is a flag like `difficulty_ramping`, on every front end."""
@@ -433,7 +434,7 @@ def test_a_games_own_params_field(value):
         play_both("maxatar/Doors-v0", steps=30, random_doors=value)
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(value=ODD)
 def test_num_envs_of_every_type(value):
     for front in ("vec-python", "vec-jax", "sb3"):
@@ -484,7 +485,7 @@ def as_valid(action, n):
     return int(array) if 0 <= int(array) < n else None
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(front=st.sampled_from(["pure", "gym-python", "gym-jax", "gymnax"]), action=SCALAR_ACTIONS)
 def test_single_actions_of_every_type(front, action):
     valid = as_valid(action, 6)
@@ -518,7 +519,7 @@ def vector_actions(draw, n):
     return array.tolist() if kind == "list" else jnp.asarray(array) if kind == "jax" else array
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(front=st.sampled_from(["vec-python", "vec-jax", "sb3"]), data=st.data())
 def test_vector_actions_of_every_type(front, data):
     n = num_envs(front)
@@ -554,7 +555,7 @@ SEEDS = st.one_of(
 )
 
 
-@settings(max_examples=50)
+@settings(max_examples=examples(50))
 @given(front=st.sampled_from(["gym-python", "gym-jax", "vec-python", "vec-jax", "sb3"]), seed=SEEDS)
 def test_seeds_of_every_type(front, seed):
     valid = seed is None or (
@@ -667,7 +668,7 @@ def near_cartpole_limits(obs) -> bool:
     return abs(abs(x) - 2.4) < 1e-3 or abs(abs(theta) - 12 * 2 * np.pi / 360) < 1e-3
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(env_id=st.sampled_from(IDS), data=st.data())
 def test_start_states_are_refused_or_play_alike(env_id, data):
     """A state with values outside its game's ranges is refused by both backends naming the field (the env left
@@ -756,7 +757,7 @@ def jitted(env):
     return jax.jit(env.reset), jax.jit(env.step)
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(field=st.sampled_from(["sticky_action_prob", "difficulty_ramping", "max_steps", "difficulty"]), value=ODD)
 def test_params_built_by_hand(field, value):
     """Hand-built params are checked where they enter the pure API (reset, step, transition) and the gymnax

@@ -154,6 +154,7 @@ def test_bad_values_raise():
         PixelObservation(env)
 
 
+@pytest.mark.slow  # a whole training / fresh interpreters
 def test_pqn_trains_and_evaluates_on_pixels():
     from maxatar_agents.algorithms import pqn
     from maxatar_agents.algorithms.networks import encoder_for, make_network

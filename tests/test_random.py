@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 import maxatar
 from maxatar.episode import AutoReset
 from maxatar.prng import uniform
+from tests.tiers import examples
 
 SHAPES = [(), (0,), (1,), (2,), (5,), (17,), (3, 7), (64, 33), (4096, 5), (2, 3, 4), (1, 1, 1, 9)]
 
@@ -31,7 +32,7 @@ def test_uniform_equals_jax_random_uniform_over_many_keys(shape, kind):
     assert_same_bits(uniform(keys[7], shape), jax.random.uniform(keys[7], shape))
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(
     words=st.tuples(st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1)),
     shape=st.lists(st.integers(0, 40), min_size=0, max_size=3).map(tuple),

@@ -18,6 +18,7 @@ import maxatar
 from maxatar.prng import uniform
 from maxatar.twin import load_twin
 from tests.test_twins import assert_twin_plays_as_jax
+from tests.tiers import examples
 
 STEPS = 1500  # ramps come every 102 steps: the ninth and last at step 918
 EDGES = np.array([0.0, 0.5, 1 / 3, 1 - 2**-24], np.float32)  # float32(1/3), as the JAX threshold
@@ -77,7 +78,7 @@ def test_every_ramp_and_the_fastest_difficulty():
     assert game.ramp_index.max() == 9 and np.all(game.ramp_timer[reached[0] :] == game.ramp_timer[reached[0]])
 
 
-@settings(max_examples=3, deadline=None)
+@settings(max_examples=examples(3), deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), ramping=st.booleans(), edge_rate=st.sampled_from([0.0, 0.05, 0.3]))
 def test_long_episodes(seed, ramping, edge_rate):
     play_and_compare(seed, ramping, edge_rate)

@@ -17,13 +17,14 @@ from hypothesis import strategies as st
 import maxatar
 from maxatar.prng import uniform
 from tests.test_twins import assert_twin_plays_as_jax
+from tests.tiers import examples
 
 STEPS = 300
 BELOW_ONE = float(np.nextafter(np.float32(1), np.float32(0)))
 
 
 @pytest.mark.parametrize("size, num_doors", [(3, 1), (4, 4), (7, 2), (15, 3), (16, 5), (37, 37)])
-@settings(max_examples=5, deadline=None)
+@settings(max_examples=examples(5), deadline=None)
 @given(
     seed=st.integers(0, 2**31 - 1),
     random_doors=st.booleans(),

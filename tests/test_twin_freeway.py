@@ -16,12 +16,13 @@ from hypothesis import strategies as st
 import maxatar
 from maxatar.prng import uniform
 from tests.test_twins import assert_twin_plays_as_jax
+from tests.tiers import examples
 
 EPISODE = 2501
 STEPS = EPISODE + 150  # one whole episode, a reset, and the start of the next
 
 
-@settings(max_examples=3, deadline=None)
+@settings(max_examples=examples(3), deadline=None)
 @given(
     seed=st.integers(0, 2**31 - 1),
     sticky=st.sampled_from([0.0, 0.1]),

@@ -46,6 +46,7 @@ from tests.parity.test_seaquest import (
     state_from_start,
 )
 from tests.test_twins import assert_same_state
+from tests.tiers import examples
 
 ENV_ID = "maxatar/Seaquest-v0"
 CHUNK = 64  # one compiled scan length; long episodes are replayed chunk by chunk
@@ -155,7 +156,7 @@ LINED_UP_ROWS = {(5, 1): 0.75, (5, 2): 0.9, (5, 3): 0.3125}
 named = state_from_start
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     state=start_states().flatmap(rotated),
     seed=st.integers(0, 2**31 - 1),

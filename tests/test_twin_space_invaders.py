@@ -19,6 +19,7 @@ import maxatar
 from tests.parity.harness import Episode
 from tests.parity.test_space_invaders import NAMED, SeededSource, play_reference, scripted_policy
 from tests.test_twins import assert_twin_plays_as_jax
+from tests.tiers import examples
 
 STEPS = 3100  # the parity suite's cap on an episode (3000 steps) and some play after the reset
 
@@ -62,7 +63,7 @@ def test_named_episodes(name):
     assert_twin_replays(episode, spec.seed)
 
 
-@settings(max_examples=3, deadline=None)
+@settings(max_examples=examples(3), deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
     eps=st.sampled_from([0.0, 0.02, 0.05]),

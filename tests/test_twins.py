@@ -21,6 +21,7 @@ import maxatar
 from maxatar.episode import NEXT_STEP, TwinEnv, autoreset
 from maxatar.prng import uniform
 from maxatar.twin import load_twin
+from tests.tiers import examples
 
 EXACT_IDS = [i for i in maxatar.registered_ids() if "CartPole" not in i]  # CartPole: see test_cartpole.py
 STEPS = 600
@@ -89,7 +90,7 @@ def assert_twin_plays_as_jax(env, params, rows, actions) -> tuple:
 
 
 @pytest.mark.parametrize("env_id", EXACT_IDS)
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=examples(8), deadline=None)
 @given(
     seed=st.integers(0, 2**31 - 1),
     sticky=st.sampled_from([0.0, 0.1, 0.5]),

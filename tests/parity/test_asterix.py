@@ -28,6 +28,7 @@ from maxatar.games.asterix.twin import AsterixTwin
 from tests.parity import harness
 from tests.parity.harness import PROBS, SMALL_PROBS, from_list
 from tests.parity.scripted_random import UNIFORM32, SeededSource
+from tests.tiers import examples
 
 ENV = Asterix()
 LENGTH = 1200  # steps of the long episodes
@@ -300,7 +301,7 @@ def check_expectations(episode, expect):
 # --- the parity properties ----------------------------------------------------------------------------------
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(data=st.data())
 def test_episodes_from_reset_match_reference(data):
     """Short episodes from reset: hypothesis chooses every action, every draw, p and ramping."""
@@ -308,7 +309,7 @@ def test_episodes_from_reset_match_reference(data):
     run_parity(episode, filler_seed=episode.n)
 
 
-@settings(max_examples=6)
+@settings(max_examples=examples(6))
 @given(
     seed=st.integers(0, 2**32 - 1),
     p=SMALL_PROBS,
@@ -334,7 +335,7 @@ ALL_FULL = {i: (3 + (i % 4), bool(i % 2), i == 2) for i in range(8)}
 SEVEN_FULL = {i: e for i, e in ALL_FULL.items() if i != 5}
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(
     **harness.crafted_inputs(
         start_states(),

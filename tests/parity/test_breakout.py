@@ -32,6 +32,7 @@ from maxatar.games.breakout.twin import BreakoutTwin
 from tests.parity import harness
 from tests.parity.harness import from_list
 from tests.parity.scripted_random import HypothesisSource, SeededSource
+from tests.tiers import examples
 
 logging.getLogger().setLevel(logging.ERROR)  # minatar warns about matplotlib when an env is built
 
@@ -257,7 +258,7 @@ def test_scenario_exercises_its_quirk_and_matches(kind, name):
 # --- hypothesis-driven episodes ------------------------------------------------------------------------------
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(st.data())
 def test_short_episodes_with_hypothesis_draws(data):
     """Random play with every draw chosen by hypothesis; actions continue past the end (frozen state)."""
@@ -272,7 +273,7 @@ def _named(name):
     return example(start=start, letters=letters, sticky_prob=0.0, ramping=True, seed=0)
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(
     start=st.integers(0, 1),
     letters=st.text(alphabet=ACTIONS, min_size=1, max_size=120),
@@ -297,7 +298,7 @@ def _tracked(name, ramping):
     return example(seed=seed, lead=lead, start=start, steps=steps, sticky_prob=0.0, ramping=ramping)
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(
     seed=st.integers(0, 2**32 - 1),
     lead=st.floats(0.0, 1.0),
@@ -338,7 +339,7 @@ STATES = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=80)
+@settings(max_examples=examples(80))
 @given(st.data())
 def test_from_arbitrary_states(data):
     """Short episodes from any live game state (ball above row 9, any wall, strike on or off)."""

@@ -23,6 +23,7 @@ from maxatar.games.freeway.rules import Freeway, FreewayDraws
 from tests.parity import harness
 from tests.parity.harness import from_list
 from tests.parity.scripted_random import UNIFORM32, SeededSource
+from tests.tiers import examples
 
 ENV = Freeway()
 CARS = 8
@@ -172,7 +173,7 @@ def check_parity(seed: int, recipe, sticky: float, ramping: bool, forced: dict):
 # The property
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(
     seed=st.integers(0, 2**32 - 1),
     recipe=RECIPES,
@@ -352,7 +353,7 @@ class QueueSource:
         return value
 
 
-@settings(max_examples=2)
+@settings(max_examples=examples(2))
 @given(seed=st.integers(0, 2**32 - 1), recipe=RECIPES, sticky=st.sampled_from([0.0, 0.1]))
 @example(seed=0, recipe=MOSTLY_UP, sticky=0.1)
 def test_sample_draws_feed_the_reference_exactly_when_it_draws(seed, recipe, sticky):

@@ -35,6 +35,7 @@ from maxatar.games.seaquest.twin import (
 from tests.parity import harness
 from tests.parity.harness import CHUNK, PROBS, SMALL_PROBS, from_list
 from tests.parity.scripted_random import UNIFORM32, ScriptedRandom, SeededSource, attach
+from tests.tiers import examples
 
 ENV = Seaquest()
 LONG = 3000  # steps of the long late-game episodes
@@ -444,14 +445,14 @@ ACTIONS = st.lists(st.sampled_from([NOOP, LEFT, UP, RIGHT, DOWN, FIRE, DOWN, FIR
 # --- the parity properties ----------------------------------------------------------------------------------
 
 
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(data=st.data())
 def test_episodes_from_reset_match_reference(data):
     """Short episodes from reset: hypothesis chooses every action, every draw, p and ramping."""
     run_parity(harness.play_drawn(SEAQUEST, data, PROBS, ACTIONS.filter(bool), after_terminal=2))
 
 
-@settings(max_examples=1)
+@settings(max_examples=examples(1))
 @given(
     seed=st.integers(0, 2**32 - 1),
     p=SMALL_PROBS,
@@ -512,7 +513,7 @@ LINED_UP_ACTIONS = [FIRE, RIGHT, RIGHT, RIGHT, RIGHT, FIRE, NOOP]
 LINED_UP_FORCED = {6: 0.75, 7: 0.9, 8: 0.3125}
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(**harness.crafted_inputs(start_states(), FORCED, st.lists(st.integers(0, 5), min_size=1, max_size=40)))
 # oxygen 1 underwater: the next step leaves 0 (not terminal), the one after terminates (1.0.11+ rule)
 @example(start=OXYGEN_OUT, seed=0, forced={}, p=0.0, ramping=True, actions=[NOOP] * 3)

@@ -29,6 +29,7 @@ from maxatar.games.space_invaders.rules import SpaceInvaders, unpack_rows
 from tests.parity import harness
 from tests.parity.harness import from_list
 from tests.parity.scripted_random import UNIFORM32, HypothesisSource, SeededSource
+from tests.tiers import examples
 
 ENV = SpaceInvaders()
 CAP = 3000  # steps played before giving up on termination
@@ -163,7 +164,7 @@ def scripted_policy(seed: int, eps: float, fire: bool = True) -> Callable:
 # Hypothesis-driven episodes
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(
     data=st.data(),
     p=STICKY,
@@ -183,7 +184,7 @@ def seeded_segments(seed: int, count: int, fire_weight: int, max_repeat: int) ->
     return [(int(a), int(rng.integers(1, max_repeat + 1))) for a in actions]
 
 
-@settings(max_examples=12)
+@settings(max_examples=examples(12))
 @given(
     seed=st.integers(0, 2**32 - 1),
     p=STICKY,
@@ -198,7 +199,7 @@ def test_segment_recipes(seed, p, ramping, count, fire_weight, max_repeat):
     assert_parity(play_reference(from_segments(segments), SeededSource(seed), p, ramping))
 
 
-@settings(max_examples=5)
+@settings(max_examples=examples(5))
 @given(
     seed=st.integers(0, 2**32 - 1),
     eps=st.sampled_from([0.02, 0.0, 0.05, 0.2]),
