@@ -125,12 +125,16 @@ class MLPHead(nn.Module):
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> jax.Array:
+        # The activations are kept only when `hidden_activations` asks for them (never in `init`'s variables).
+        keep = self.is_mutable_collection("activations") and not self.is_initializing()
         x = self.encoder(obs)
-        self.sow("activations", "encoded", x)  # kept only when asked for (`hidden_activations`)
+        if keep:
+            self.sow("activations", "encoded", x)
         for i, width in enumerate(self.hidden):
             x = Dense(width)(x)
             x = nn.relu(nn.LayerNorm()(x) if self.layer_norm else x)
-            self.sow("activations", f"hidden{i}", x)
+            if keep:
+                self.sow("activations", f"hidden{i}", x)
         return Dense(self.num_outputs)(x)
 
 
