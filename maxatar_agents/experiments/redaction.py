@@ -8,19 +8,29 @@ from __future__ import annotations
 import re
 
 HIDDEN = "***"
-# scheme://user:PASSWORD@ (the password runs to the last @ before the host's end, as urlsplit reads it)
-_USER_INFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^:/?#@\s]*):[^\s/?#]*@")
-# ?password=VALUE, &token=VALUE, ;api_key=VALUE ...: the query parameters that name a secret
+# scheme://USERINFO@: the user info runs to the last @ of the URL (as SQLAlchemy and urlsplit read a password that
+# holds '/', '?', '#' or '@'), so a message quoting the URL is cut there too.
+_USER_INFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*)://(?P<info>[^\s'\"]*)@")
+# ?password=VALUE, &token=VALUE, #auth=VALUE, ;api_key=VALUE ...: the query and fragment parameters naming a secret
 _QUERY = re.compile(
-    r"(?P<key>[?&;][^=&#\s]*(?:pass|pwd|secret|token|key|credential|signature)[^=&#\s]*=)[^&#\s'\"]*", re.I
+    r"(?P<key>[?&;#][^=&#\s]*(?:pass|pw|auth|secret|token|key|credential|signature)[^=&#\s]*=)[^&#\s'\"]*", re.I
 )
+# Schemes whose user info alone is a credential (a token: `https://TOKEN@host`); a database's is a user name.
+_TOKEN_SCHEMES = ("http", "https")
+
+
+def _user_info(match: re.Match) -> str:
+    scheme, (user, has_password, _) = match["scheme"], match["info"].partition(":")
+    if scheme.lower() in _TOKEN_SCHEMES:  # `TOKEN@`, `TOKEN:x-oauth-basic@`: the user may be the secret
+        return f"{scheme}://{HIDDEN}@"
+    return f"{scheme}://{user}:{HIDDEN}@" if has_password else match[0]
 
 
 def redact(text: str) -> str:
-    """`text` with each URL's password (of its user info and of password-like query parameters) as `***`:
-    `postgresql+psycopg://alice:s3cret@db/optuna` -> `postgresql+psycopg://alice:***@db/optuna`."""
-    text = _USER_INFO.sub(rf"\g<head>:{HIDDEN}@", str(text))
-    return _QUERY.sub(rf"\g<key>{HIDDEN}", text)
+    """`text` with each URL's credentials as `***`: the password of its user info (to the last @), the whole user
+    info of an http(s) URL (a token may be its user), and password-like query and fragment parameters:
+    `postgresql+psycopg://alice:s3cr/et@db/optuna` -> `postgresql+psycopg://alice:***@db/optuna`."""
+    return _QUERY.sub(rf"\g<key>{HIDDEN}", _USER_INFO.sub(_user_info, str(text)))
 
 
 def one_line(error: BaseException, limit: int = 300) -> str:
