@@ -29,11 +29,36 @@ adds an agent of your own to the command line, checkpoints, sweeps and `load_pol
 env_id, preset, **overrides)` an agent's config as the command line makes it.
 """
 
+import importlib
+
+from maxatar.extras import require
 from maxatar_agents import _compat
-from maxatar_agents.algorithms.registry import register
-from maxatar_agents.run.configs import make_config
-from maxatar_agents.run.policies import load_policy
+
+# The modules of the `agents` extra: the agents (flax, optax, flashbax), the progress bar and the learning curve.
+# Every entry point checks them before it imports any of the package's modules that need them (`require_agents`).
+AGENTS_EXTRA = ("flax", "optax", "flashbax", "tqdm", "matplotlib")
+# The names above, imported from their modules when first read, after `require_agents`.
+_API = {
+    "load_policy": "maxatar_agents.run.policies",
+    "make_config": "maxatar_agents.run.configs",
+    "register": "maxatar_agents.algorithms.registry",
+}
 
 _compat.install()
 
 __all__ = ["load_policy", "make_config", "register"]
+
+
+def require_agents() -> None:
+    """`maxatar.extras.MissingExtra` (one line: `pip install "maxatar[agents]"`) unless the agents' modules are
+    installed; nothing is imported."""
+    require("agents", *AGENTS_EXTRA)
+
+
+def __getattr__(name: str):
+    if name not in _API:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    require_agents()
+    value = getattr(importlib.import_module(_API[name]), name)
+    globals()[name] = value
+    return value
