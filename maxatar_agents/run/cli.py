@@ -221,7 +221,7 @@ def config_from_args(args: argparse.Namespace, module, base: Any | None = None) 
     overrides = {k: v for k, v in _overrides(args, module).items() if k not in swept}
     preset = args.preset
     if preset is not None and preset not in module.PRESETS and not configs.is_preset_file(preset):
-        raise UsageError(f"unknown preset {preset!r}; known presets: {', '.join(module.PRESETS)}")
+        raise UsageError(configs.unknown_preset(module, preset))
     try:
         if base is not None and preset is None:
             values = {**config_to_dict(base), **overrides}
