@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import signal
 from pathlib import Path
 
@@ -105,6 +106,20 @@ def test_a_mistyped_option_field_or_preset_names_the_closest_known_one(capsys, a
     assert stop.value.code == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("python -m maxatar_agents.pqn: error: ") and said in line
+
+
+@pytest.mark.parametrize("algorithm", ["pqn", "q_learning"])
+def test_help_leads_with_the_options_a_first_run_needs(algorithm):
+    from maxatar_agents.experiments import tracking
+
+    parser = cli.build_parser(algorithm, agent_module(algorithm), tracking.COMMAND_LINE)
+    text = parser.format_help()
+    listed = re.findall(r"^  (-[-\w]+)", text, re.MULTILINE)  # each option's first spelling, in the order shown
+    first = ["-h", "--env", "--frames", "--seeds", "--out", "--preset", "--resume"]
+    assert listed[: len(first)] == first
+    assert set(listed[len(first) :]) >= {"--seed", "--set", "--track", "--devices", "--lr", "--num-envs"}
+    assert text.index("--resume") < text.index("more run options:") < text.index("config fields")
+    assert text.splitlines()[0].startswith(f"usage: python -m maxatar_agents.{algorithm} --out DIR [--env ID]")
 
 
 def test_a_bad_field_value_is_a_usage_error(capsys):
