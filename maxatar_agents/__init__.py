@@ -26,7 +26,9 @@ with a warning, until 0.4 (`_compat`).
 `load_policy(path)` plays a run's trained policy; `load_policy("pretrained:maxatar/Breakout-v0")` the one
 shipped with the package for that game (`pretrained/`, made by `python -m lab.results`). `register(name, module)`
 adds an agent of your own to the command line, checkpoints, sweeps and `load_policy`; `make_config(module,
-env_id, preset, **overrides)` an agent's config as the command line makes it.
+env_id, preset, **overrides)` an agent's config as the command line makes it. These three are imported when
+first read, after a check of the `agents` extra, so that without it `import maxatar_agents` works and reading
+them says in one line what to install (`pip install "maxatar[agents]"`); every command checks the same first.
 """
 
 import importlib
