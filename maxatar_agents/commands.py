@@ -73,7 +73,9 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     names = [*AGENT_MODULES, *TOOLS]
     if not argv or argv[0] not in names:
-        given = f"got {argv[0]!r}" if argv else "got nothing"
+        from maxatar_agents.run.configs import did_you_mean
+
+        given = f"got {argv[0]!r}{did_you_mean(argv[0], names)}" if argv else "got nothing"
         print(f"usage: python -m maxatar_agents {{{','.join(names)}}} ...: {given}", file=sys.stderr)
         raise SystemExit(2)
     name, rest = argv[0], argv[1:]

@@ -108,6 +108,16 @@ def test_a_mistyped_option_field_or_preset_names_the_closest_known_one(capsys, a
     assert line.startswith("python -m maxatar_agents.pqn: error: ") and said in line
 
 
+def test_a_mistyped_agent_or_tool_names_the_closest_one(capsys):
+    from maxatar_agents import commands
+
+    with pytest.raises(SystemExit) as stop:
+        commands.main(["pqm", "--out", "unused"])
+    assert stop.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.endswith("...: got 'pqm'; did you mean pqn?")
+
+
 @pytest.mark.parametrize("algorithm", ["pqn", "q_learning"])
 def test_help_leads_with_the_options_a_first_run_needs(algorithm):
     from maxatar_agents.experiments import tracking
