@@ -26,14 +26,41 @@ with a warning, until 0.4 (`_compat`).
 `load_policy(path)` plays a run's trained policy; `load_policy("pretrained:maxatar/Breakout-v0")` the one
 shipped with the package for that game (`pretrained/`, made by `python -m lab.results`). `register(name, module)`
 adds an agent of your own to the command line, checkpoints, sweeps and `load_policy`; `make_config(module,
-env_id, preset, **overrides)` an agent's config as the command line makes it.
+env_id, preset, **overrides)` an agent's config as the command line makes it. These three are imported when
+first read, after a check of the `agents` extra, so that without it `import maxatar_agents` works and reading
+them says in one line what to install (`pip install "maxatar[agents]"`); every command checks the same first.
 """
 
+import importlib
+
+from maxatar.extras import require
 from maxatar_agents import _compat
-from maxatar_agents.algorithms.registry import register
-from maxatar_agents.run.configs import make_config
-from maxatar_agents.run.policies import load_policy
+
+# The modules of the `agents` extra: the agents (flax, optax, flashbax), the progress bar and the learning curve.
+# Every entry point checks them before it imports any of the package's modules that need them (`require_agents`).
+AGENTS_EXTRA = ("flax", "optax", "flashbax", "tqdm", "matplotlib")
+# The names above, imported from their modules when first read, after `require_agents`.
+_API = {
+    "load_policy": "maxatar_agents.run.policies",
+    "make_config": "maxatar_agents.run.configs",
+    "register": "maxatar_agents.algorithms.registry",
+}
 
 _compat.install()
 
 __all__ = ["load_policy", "make_config", "register"]
+
+
+def require_agents() -> None:
+    """`maxatar.extras.MissingExtra` (one line: `pip install "maxatar[agents]"`) unless the agents' modules are
+    installed; nothing is imported."""
+    require("agents", *AGENTS_EXTRA)
+
+
+def __getattr__(name: str):
+    if name not in _API:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    require_agents()
+    value = getattr(importlib.import_module(_API[name]), name)
+    globals()[name] = value
+    return value

@@ -6,6 +6,6 @@ from maxatar_agents import _compat
 __getattr__ = _compat.moved_attribute(__spec__.name)
 
 if __name__ == "__main__":
-    from maxatar_agents.commands import TOOLS
+    from maxatar_agents.commands import tool
 
-    TOOLS["export"](None)
+    tool("export")

@@ -11,6 +11,7 @@ TensorBoard's event files, removed while the run writes to them. The runs use th
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import math
 import os
@@ -214,6 +215,33 @@ def test_the_command_lines_exit_2_with_one_line_and_no_traceback(tmp_path):
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
         assert done.stderr.count("\n") == 1 and message in done.stderr
         assert not out.exists()
+
+
+EXTRA = 'python -m maxatar_agents.{}: error: {} is not installed: pip install "maxatar[{}]"'
+MISSING = [  # the module hidden, the command, the one line it prints
+    ("optax", ["dqn"], EXTRA.format("dqn", "optax", "agents")),
+    ("matplotlib", ["evaluate", "runs"], EXTRA.format("evaluate", "matplotlib", "agents")),
+    ("optuna", ["sweep", "--algo", "pqn", "--trials", "1"], EXTRA.format("sweep", "optuna", "sweep")),
+    ("mlflow", ["pqn", "--track", "mlflow"], EXTRA.format("pqn", "mlflow", "track")),
+    (
+        "tensorboard",
+        ["sweep", "--algo", "pqn", "--trials", "1", "--track", "tensorboard"],
+        EXTRA.format("sweep", "tensorboard", "track"),
+    ),
+]
+
+
+@pytest.mark.parametrize("hidden, argv, said", MISSING, ids=[" ".join(argv[:1] + argv[-2:]) for _, argv, _ in MISSING])
+def test_a_missing_extra_is_one_line_naming_it_before_any_work(monkeypatch, capsys, tmp_path, hidden, argv, said):
+    """Each command checks its extras (`maxatar.extras.require`) before it reads a file or makes --out; here
+    one module of an extra looks uninstalled (tests/test_wheel.py runs the wheel without any)."""
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None if name == hidden else found(name, *rest))
+    with pytest.raises(SystemExit) as stop:
+        commands.main([*argv, "--out", str(tmp_path / "out")])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [said]
+    assert not (tmp_path / "out").exists()
 
 
 # --- trackers that fail ---

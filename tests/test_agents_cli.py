@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import signal
 from pathlib import Path
 
@@ -83,9 +84,52 @@ def test_a_mistyped_option_is_one_error_line(capsys):
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert err.splitlines() == [
-        "python -m maxatar_agents.dqn: error: unrecognized arguments: --lrr 0.1 "
+        "python -m maxatar_agents.dqn: error: unrecognized arguments: --lrr 0.1; did you mean --lr? "
         "(see python -m maxatar_agents.dqn --help)"
     ]
+
+
+MISTYPED = [  # what was typed, the suggestion
+    (["--learning-rate", "0.1"], "unrecognized arguments: --learning-rate 0.1; did you mean --lr?"),
+    (["--frams=1000"], "unrecognized arguments: --frams=1000; did you mean --frames?"),
+    (["--set", "learning_rate=0.1"], "got 'learning_rate=0.1'; did you mean lr?"),
+    (["--set", "gama=0.9"], "got 'gama=0.9'; did you mean gamma?"),
+    (["--preset", "minatr"], "unknown preset 'minatr'; did you mean minatar?"),
+    (["--verbose"], "unrecognized arguments: --verbose (see"),  # nothing close: no suggestion
+]
+
+
+@pytest.mark.parametrize("argv, said", MISTYPED, ids=lambda c: c[0] if isinstance(c, list) else None)
+def test_a_mistyped_option_field_or_preset_names_the_closest_known_one(capsys, argv, said):
+    with pytest.raises(SystemExit) as stop:
+        cli.main("pqn", [*argv, "--out", "unused"])
+    assert stop.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("python -m maxatar_agents.pqn: error: ") and said in line
+
+
+def test_a_mistyped_agent_or_tool_names_the_closest_one(capsys):
+    from maxatar_agents import commands
+
+    with pytest.raises(SystemExit) as stop:
+        commands.main(["pqm", "--out", "unused"])
+    assert stop.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.endswith("...: got 'pqm'; did you mean pqn?")
+
+
+@pytest.mark.parametrize("algorithm", ["pqn", "q_learning"])
+def test_help_leads_with_the_options_a_first_run_needs(algorithm):
+    from maxatar_agents.experiments import tracking
+
+    parser = cli.build_parser(algorithm, agent_module(algorithm), tracking.COMMAND_LINE)
+    text = parser.format_help()
+    listed = re.findall(r"^  (-[-\w]+)", text, re.MULTILINE)  # each option's first spelling, in the order shown
+    first = ["-h", "--env", "--frames", "--seeds", "--out", "--preset", "--resume"]
+    assert listed[: len(first)] == first
+    assert set(listed[len(first) :]) >= {"--seed", "--set", "--track", "--devices", "--lr", "--num-envs"}
+    assert text.index("--resume") < text.index("more run options:") < text.index("config fields")
+    assert text.splitlines()[0].startswith(f"usage: python -m maxatar_agents.{algorithm} --out DIR [--env ID]")
 
 
 def test_a_bad_field_value_is_a_usage_error(capsys):

@@ -138,6 +138,23 @@ def test_reading_runs(tmp_path):
     assert agents["mine"]["Breakout-v0"]["scores"] == [3.0]
 
 
+def test_without_out_the_evaluation_goes_under_the_runs_never_into_the_working_directory(tmp_path, monkeypatch):
+    write_run(tmp_path / "runs" / "a", "dqn", "Breakout-v0", [(0, 100, 7.0), (1, 100, 8.0)])
+    write_run(tmp_path / "runs" / "b", "dqn", "Breakout-v0", [(2, 100, 9.0)])
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    written = ["evaluation.json", "evaluation.md", "performance_profile.png"]
+    ev.main([str(tmp_path / "runs" / "a"), "--bootstrap", "10"])  # one run: under it
+    assert all((tmp_path / "runs" / "a" / "evaluation" / name).is_file() for name in written)
+    ev.main(["first=../runs/a", "second=../runs/b", "--bootstrap", "10"])  # several: in the directory they share
+    assert all((tmp_path / "runs" / "evaluation" / name).is_file() for name in written)
+    ev.main(["../runs", "--bootstrap", "10", "--out", "mine"])  # --out: where it says
+    assert all((work / "mine" / name).is_file() for name in written)
+    assert [p.name for p in work.iterdir()] == ["mine"]
+    assert ev.default_out([str(tmp_path / "runs" / "a")]) == tmp_path / "runs" / "a" / "evaluation"
+
+
 def test_command_line_on_the_committed_results(tmp_path, capsys):
     dirs = sorted(str(p) for p in RESULTS.iterdir() if p.is_dir())
     ev.main([*dirs, "--out", str(tmp_path), "--bootstrap", "2000"])

@@ -218,12 +218,14 @@ from maxatar.extras import MissingExtra
 for name, call in {
     "sb3": lambda: __import__("maxatar.sb3", fromlist=["_"]).make_sb3_vec_env("maxatar/Breakout-v0", num_envs=2),
     "human": lambda: gymnasium.make("maxatar/Breakout-v0", render_mode="human").reset(seed=0),
+    "load_policy": lambda: __import__("maxatar_agents").load_policy,
 }.items():
     try:
         call()
     except MissingExtra as error:
         print(f"{name}: {error}")
 """
+AGENTS = 'flax, optax, flashbax, tqdm, matplotlib are not installed: pip install "maxatar[agents]"'
 MISSING = {
     "python -m renderers gif --env maxatar/Breakout-v0 --out x.gif": (
         'python -m renderers gif: error: imageio is not installed: pip install "maxatar[render]"'
@@ -231,9 +233,12 @@ MISSING = {
     "python -m renderers play --env maxatar/Breakout-v0": (
         'python -m renderers play: error: pygame is not installed: pip install "maxatar[render]"'
     ),
+    "python -m maxatar_agents pqn --out run": f"python -m maxatar_agents.pqn: error: {AGENTS}",
+    "python -m maxatar_agents.sweep --algo pqn --out sweep": f"python -m maxatar_agents.sweep: error: {AGENTS}",
     "python bare.py": (
         'sb3: stable_baselines3 is not installed: pip install "maxatar[sb3]"\n'
-        'human: pygame is not installed: pip install "maxatar[render]"'
+        'human: pygame is not installed: pip install "maxatar[render]"\n'
+        f"load_policy: {AGENTS}"
     ),
 }
 
@@ -244,4 +249,4 @@ def test_without_extras_each_entry_point_names_the_extra_to_install_before_any_w
         run = run_in(bare_venv, command, tmp_path)
         assert (run.stdout + run.stderr).strip() == said, command
         assert run.returncode == (2 if command.startswith("python -m") else 0), command
-    assert not (tmp_path / "x.gif").exists()
+    assert not any((tmp_path / name).exists() for name in ("x.gif", "run", "sweep"))

@@ -41,7 +41,8 @@ with pandas 3). The statistics follow rliable's definitions above: on the commit
 improvement and profiles, and intervals within the bootstrap's Monte Carlo noise (+-0.006). tests/test_evaluate.py
 checks them on hand-computed samples and the bootstrap's coverage on synthetic data.
 
-Output (to --out, default ./evaluation): evaluation.json (every number, with the runs read and the scores),
+Output (to --out, by default `evaluation/` in the directory the runs share: RUN_DIR/evaluation for one run, never
+the working directory unasked): evaluation.json (every number, with the runs read and the scores),
 evaluation.md (the tables, printed too) and performance_profile.png.
 """
 
@@ -69,7 +70,7 @@ from maxatar_agents.run.configs import Parser
 # --- configuration ---
 
 RANDOM_SCORES = Path(__file__).parent.parent / "random_scores.json"  # shipped with the package, at its top
-OUT = "evaluation"
+OUT = "evaluation"  # the directory --out names by default, in the runs' shared directory (`default_out`)
 SCORES = ("recent_return", "final_eval")  # the last 100 training episodes (MinAtar's) or the final evaluation
 CONFIDENCE = 0.95
 BOOTSTRAP = 10_000  # bootstrap samples per interval (rliable: 50,000 for aggregates, 2,000 for profiles)
@@ -131,14 +132,28 @@ def seed_scores(run: Path, summary: dict, score: str) -> list[float]:
     return values
 
 
+def run_spec(spec: str) -> tuple[str | None, Path]:
+    """A RUN_DIR or LABEL=RUN_DIR argument as (label or None, directory); a directory whose name holds `=` is
+    a directory."""
+    if not Path(spec).exists() and "=" in spec:
+        label, _, root = spec.partition("=")
+        return label, Path(root)
+    return None, Path(spec)
+
+
+def default_out(specs: list[str]) -> Path:
+    """Where the output goes without --out: `OUT` in the deepest directory holding every run given (the run's own
+    directory for one run), so that an evaluation stays with what it evaluates."""
+    roots = [str(run_spec(spec)[1].absolute()) for spec in specs]
+    return Path(os.path.commonpath(roots)) / OUT
+
+
 def read_runs(specs: list[str], score: str, games: list[str] | None) -> dict[str, dict[str, dict]]:
     """{agent: {game: {"seeds": [...], "scores": [...], "runs": [dirs]}}} from RUN_DIR / LABEL=RUN_DIR."""
     agents: dict[str, dict[str, dict]] = {}
     seen: set[Path] = set()
     for spec in specs:
-        label, root = None, Path(spec)
-        if not root.exists() and "=" in spec:
-            label, root = spec.split("=", 1)[0], Path(spec.split("=", 1)[1])
+        label, root = run_spec(spec)
         for run in run_dirs(root):
             if run.resolve() in seen:
                 continue
@@ -542,7 +557,9 @@ def main(argv: list[str] | None = None) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("runs", nargs="*", metavar="RUN_DIR", help="finished runs, or LABEL=RUN_DIR to name them")
-    parser.add_argument("--out", default=OUT, help="where the JSON, Markdown and PNG go")
+    parser.add_argument(
+        "--out", help=f"where the JSON, Markdown and PNG go (default: {OUT}/ in the directory the runs share)"
+    )
     parser.add_argument("--score", choices=SCORES, default=SCORES[0], help="the score of a seed")
     parser.add_argument("--games", nargs="+", choices=GAMES, help="only these games")
     parser.add_argument("--bootstrap", type=int, default=BOOTSTRAP, help="bootstrap samples per interval")
@@ -584,6 +601,7 @@ def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace, argv:
         parser.error(f"--bootstrap must be in [1, {MAX_BOOTSTRAP:,}], got {args.bootstrap:,}{bootstrap_memory(args)}")
     if args.seed < 0:
         parser.error(f"--seed must be >= 0, got {args.seed}")
+    args.out = default_out(args.runs) if args.out is None else args.out
     try:
         files.check_out(args.out)
     except ValueError as error:

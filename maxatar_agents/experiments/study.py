@@ -13,6 +13,7 @@ import time
 import warnings
 from typing import Any
 
+from maxatar.extras import require
 from maxatar_agents.algorithms.grid import SweepError
 from maxatar_agents.experiments.redaction import one_line, redact
 from maxatar_agents.run.configs import config_to_dict
@@ -31,10 +32,10 @@ class StorageLost(BaseException):
 
 
 def require_optuna():
-    try:
-        import optuna
-    except ImportError as error:
-        raise SweepError(f"the sweep needs Optuna: pip install 'maxatar[sweep]' ({error})") from None
+    """Optuna, or `MissingExtra` naming the `sweep` extra."""
+    require("sweep", "optuna")
+    import optuna
+
     return optuna
 
 

@@ -583,7 +583,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--sampler-seed", type=int, help="seed of the TPE sampler")
     parser.add_argument("--timeout", type=float, help="stop starting trials after this many seconds")
-    parser.add_argument("--track", choices=tracking.KINDS, help="log a parent run with a nested run per trial")
+    parser.add_argument(
+        "--track", type=tracking.track_kind, choices=tracking.KINDS, help="log a parent run with a nested run per trial"
+    )
     parser.add_argument(
         "--track-uri", metavar="URI", help="MLflow tracking URI (default ./mlruns) or TensorBoard log dir"
     )

@@ -34,12 +34,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from maxatar.extras import require
 from maxatar_agents.experiments.redaction import one_line, redact
 from maxatar_agents.run.cli import Extension, RunHooks
 from maxatar_agents.run.configs import config_to_dict
 from maxatar_agents.run.runner import Plan
 
-KINDS = ("mlflow", "tensorboard")
+# The trackers, each with the library it needs (from the `track` extra).
+LIBRARIES = {"mlflow": "mlflow", "tensorboard": "tensorboard"}
+KINDS = tuple(LIBRARIES)
 RUN_FILE = "tracking.json"  # in the run directory: the MLflow run that --resume continues
 DEFAULT_EXPERIMENT = "maxatar"
 STATUSES = ("FINISHED", "KILLED", "FAILED")  # MLflow's words: completed, interrupted (or pruned), crashed
@@ -162,14 +165,18 @@ def make_tracker(kind: str | None, uri: str | None, run_dir: Path, name: str | N
     raise ValueError(f"unknown tracker {kind!r}; known: {', '.join(KINDS)}")
 
 
-def _import(module: str, kind: str):
-    """Import an optional library, saying which extra installs it."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as error:
-        raise ValueError(
-            f"--track {kind} needs {module.split('.')[0]}: pip install 'maxatar[track]' ({error})"
-        ) from None
+def track_kind(kind: str) -> str:
+    """`--track KIND`, read as the options are parsed: a `MissingExtra` (`pip install "maxatar[track]"`) before
+    any work unless the tracker's library is installed."""
+    if kind in LIBRARIES:
+        require("track", LIBRARIES[kind])
+    return kind
+
+
+def _import(module: str):
+    """Import a module of the `track` extra, or raise `MissingExtra` naming the extra."""
+    require("track", module.split(".")[0])
+    return importlib.import_module(module)
 
 
 def _params(config: Any, preset: str | None, seeds: list[int], extra: dict[str, Any] | None) -> dict[str, str]:
@@ -273,8 +280,8 @@ class MlflowTracker(Tracker):
         if self.uri.startswith("file:"):
             # MLflow 3 keeps its file store only on request ("maintenance mode"); ./mlruns is what we promise.
             os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
-        self.mlflow = _import("mlflow", "mlflow")
-        self.entities = _import("mlflow.entities", "mlflow")
+        self.mlflow = _import("mlflow")
+        self.entities = _import("mlflow.entities")
         if self.uri.startswith("file:"):
             _check_directory("--track-uri", Path(urllib.parse.unquote(urllib.parse.urlsplit(self.uri).path)))
         _probe_server(self.uri)
@@ -392,8 +399,8 @@ class TensorBoardTracker(Tracker):
 
     def __init__(self, logdir: Path):
         self.logdir = Path(logdir)
-        self.proto = _import("tensorboard.compat.proto.summary_pb2", "tensorboard")
-        self.events = _import("tensorboard.compat.proto.event_pb2", "tensorboard")
+        self.proto = _import("tensorboard.compat.proto.summary_pb2")
+        self.events = _import("tensorboard.compat.proto.event_pb2")
         _check_directory("the TensorBoard log directory", self.logdir)  # made when the run starts
         self.writer = None
         self.step = 0
@@ -486,7 +493,9 @@ class TensorBoardTracker(Tracker):
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--track", choices=KINDS, help="log config, metrics and files to MLflow/TensorBoard")
+    parser.add_argument(
+        "--track", type=track_kind, choices=KINDS, help="log config, metrics and files to MLflow/TensorBoard"
+    )
     parser.add_argument(
         "--track-uri",
         metavar="URI",

@@ -58,6 +58,9 @@ MAX_SEED = 2**32 - 1  # seed i uses PRNGKey(seed + i), which keeps 32 bits: 2**3
 # Options older than the generated ones that name a config field: --env is --env-id.
 # Second spellings of field options: `--frames` is `--total-steps` (frames per seed), as the sweep takes both.
 FIELD_ALIASES = {"env_id": ["--env"], "total_steps": ["--frames"]}
+# The config fields among the options a first run needs, which `--help` shows first (with --seeds, --out,
+# --preset and --resume), and how it names their values.
+FIRST_FIELDS = {"env_id": "ID", "total_steps": "N"}
 
 
 class UsageError(Exception):
@@ -83,11 +86,11 @@ class RunHooks:
 
 
 class Extension(typing.NamedTuple):
-    """Options a layer above this one adds to every agent's command line (`add_options(parser)`), and the hooks
-    it makes from them for a run (`hooks(args, plan, out, lead) -> RunHooks`, after the plan is made; a
-    ValueError is a usage error)."""
+    """Options a layer above this one adds to every agent's command line (`add_options(group)`, the argparse group
+    of the run options after the first ones), and the hooks it makes from them for a run (`hooks(args, plan,
+    out, lead) -> RunHooks`, after the plan is made; a ValueError is a usage error)."""
 
-    add_options: Callable[[argparse.ArgumentParser], None]
+    add_options: Callable[[Any], None]
     hooks: Callable[[argparse.Namespace, runner.Plan, Path, bool], RunHooks]
 
 
@@ -104,34 +107,47 @@ def _metavar(kind: Any) -> str:
 def build_parser(
     algorithm: str, module, extension: Extension | None = None, prog: str | None = None
 ) -> argparse.ArgumentParser:
-    """The run options (and the `extension`'s), then one `--field-name VALUE` option per config field, typed
-    and documented from the dataclass, so a new field is on the command line without any code here."""
+    """The options a first run needs (`FIRST_OPTIONS`), then the other run options (and the `extension`'s),
+    then one `--field-name VALUE` option per config field, typed and documented from the dataclass, so a new
+    field is on the command line without any code here."""
+    prog = prog or f"python -m maxatar_agents.{algorithm}"
     fields = ", ".join(f.name for f in dataclasses.fields(module.Config))
     parser = Parser(
-        prog=prog or f"python -m maxatar_agents.{algorithm}",
+        prog=prog,
+        usage=f"{prog} --out DIR [--env ID] [--frames N] [--seeds N] [--preset NAME] [--resume] [OPTION ...]",
         description=f"Train {algorithm.upper()} on a MaxAtar environment (all seeds in one jitted program).",
         epilog=f"config fields for --set: {fields}",
+    )
+    # argparse's first group ("options", with --help): what a first run needs, in the order a newcomer reads it.
+    add_field = functools.partial(_add_field_option, helps=field_help(module.Config))
+    types = field_types(module.Config)
+    for name, metavar in FIRST_FIELDS.items():
+        add_field(parser, name, types[name], metavar=metavar)
+    parser.add_argument("--seeds", type=int, metavar="N", help="number of seeds trained together (default 1)")
+    parser.add_argument(
+        "--out", required=True, metavar="DIR", help="output directory (metrics, summary, plot, checkpoints)"
     )
     chosen = ", ".join(f"{preset} on {env_id.split('/')[-1]}" for env_id, preset in configs.env_presets(module).items())
     parser.add_argument(
         "--preset",
+        metavar="NAME",
         help=f"one of: {', '.join(module.PRESETS)}, or a JSON file of field values such as a sweep's "
         f"best_preset.json (default: chosen from --env: {chosen}, {module.DEFAULT_PRESET} otherwise)",
     )
-    parser.add_argument("--seeds", type=int, help="number of seeds trained together (default 1)")
-    parser.add_argument("--seed", type=int, help="first seed; seed i uses PRNGKey(seed + i) (default 0)")
-    parser.add_argument(
+    parser.add_argument("--resume", action="store_true", help="continue the run whose checkpoint is in --out")
+
+    run = parser.add_argument_group("more run options")
+    run.add_argument("--seed", type=int, help="first seed; seed i uses PRNGKey(seed + i) (default 0)")
+    run.add_argument(
         "--set", action="append", default=[], metavar="FIELD=VALUE", help="override a config field (repeatable)"
     )
-    parser.add_argument("--out", required=True, help="output directory (metrics, summary, plot, checkpoints)")
-    parser.add_argument("--resume", action="store_true", help="continue the run whose checkpoint is in --out")
-    parser.add_argument(
+    run.add_argument(
         "--checkpoint-every",
         type=int,
         help="frames between checkpoints, rounded to whole logging intervals (0: after every interval; "
         "default: a tenth of the run)",
     )
-    parser.add_argument(
+    run.add_argument(
         "--stop-at-return",
         type=float,
         metavar="R",
@@ -139,46 +155,52 @@ def build_parser(
         "has reached R (checked after each logging interval), then evaluate and write the files as for a finished "
         "run; --resume continues it to the run's full frames",
     )
-    parser.add_argument("--gif", action="store_true", help="render the trained policy to OUT/policy.gif")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--gif", action="store_true", help="render the trained policy to OUT/policy.gif")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
     if extension is not None:
-        extension.add_options(parser)
-    parser.add_argument(
+        extension.add_options(run)
+    run.add_argument(
         "--devices",
         default="1",
         metavar="all|N",
         help="split the seeds over this many devices ('all', or N: the first N); --seeds must be a multiple "
         "(default 1)",
     )
-    parser.add_argument(
+    run.add_argument(
         "--distributed",
         action="store_true",
         help="call jax.distributed.initialize first (one process per host, all running this command; "
         "arguments auto-detected on Cloud TPU, SLURM and Open MPI, else give the three below); "
         "needs --devices all",
     )
-    parser.add_argument("--coordinator", metavar="HOST:PORT", help="with --distributed: process 0's address")
-    parser.add_argument("--num-processes", type=int, help="with --distributed: how many processes")
-    parser.add_argument("--process-id", type=int, help="with --distributed: this process's index, 0..n-1")
+    run.add_argument("--coordinator", metavar="HOST:PORT", help="with --distributed: process 0's address")
+    run.add_argument("--num-processes", type=int, help="with --distributed: how many processes")
+    run.add_argument("--process-id", type=int, help="with --distributed: this process's index, 0..n-1")
 
     group = parser.add_argument_group(
         "config fields (default: the preset's value; also --set FIELD=VALUE; a FLOAT field given a comma list, "
         "e.g. --lr 1e-4,3e-4, is swept: every value trains in the same program)"
     )
-    helps = field_help(module.Config)
-    for name, kind in field_types(module.Config).items():
-        flags = [f"--{name.replace('_', '-')}", *FIELD_ALIASES.get(name, [])]
-        group.add_argument(
-            *flags,
-            dest=f"field:{name}",
-            type=functools.partial(_parse_option, name=name, kind=kind),
-            nargs="?" if kind is bool else None,
-            const=True if kind is bool else None,
-            default=argparse.SUPPRESS,
-            metavar=_metavar(kind),
-            help=helps.get(name, "").replace("%", "%%") or None,
-        )
+    for name, kind in types.items():
+        if name not in FIRST_FIELDS:
+            add_field(group, name, kind)
     return parser
+
+
+def _add_field_option(container, name: str, kind: Any, helps: dict[str, str], metavar: str | None = None) -> None:
+    """The option of config field `name` (and its second spellings, `FIELD_ALIASES`, shown first); its value
+    shown as `metavar`, by default its type (`_metavar`)."""
+    container.add_argument(
+        *FIELD_ALIASES.get(name, []),
+        f"--{name.replace('_', '-')}",
+        dest=f"field:{name}",
+        type=functools.partial(_parse_option, name=name, kind=kind),
+        nargs="?" if kind is bool else None,
+        const=True if kind is bool else None,
+        default=argparse.SUPPRESS,
+        metavar=metavar or _metavar(kind),
+        help=helps.get(name, "").replace("%", "%%") or None,
+    )
 
 
 def _parse_option(text: str, name: str, kind: Any) -> Any:
@@ -221,7 +243,7 @@ def config_from_args(args: argparse.Namespace, module, base: Any | None = None) 
     overrides = {k: v for k, v in _overrides(args, module).items() if k not in swept}
     preset = args.preset
     if preset is not None and preset not in module.PRESETS and not configs.is_preset_file(preset):
-        raise UsageError(f"unknown preset {preset!r}; known presets: {', '.join(module.PRESETS)}")
+        raise UsageError(configs.unknown_preset(module, preset))
     try:
         if base is not None and preset is None:
             values = {**config_to_dict(base), **overrides}

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import json
+import re
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +22,27 @@ from maxatar_agents.algorithms.fields import ConfigError, ConfigTypeError, field
 from maxatar_agents.run.files import read_text
 
 
+def did_you_mean(given: str, known: Iterable[str]) -> str:
+    """ "; did you mean X?" with X the name among `known` closest to `given` (difflib's), else the one its words'
+    initials spell (`--learning-rate`: `--lr`, `learning_rate`: `lr`); "" where none is."""
+    known = list(known)
+    stem = given.lstrip("-")
+    initials = given[: len(given) - len(stem)] + "".join(word[:1] for word in re.split("[-_]", stem))
+    close = difflib.get_close_matches(given, known, n=1) or [name for name in known if name == initials != given]
+    return f"; did you mean {close[0]}?" if close else ""
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse, with a mistake reported as one `error:` line and where to look, not the whole usage first."""
+    """argparse, with a mistake reported as one `error:` line and where to look, not the whole usage first; an
+    unknown option names the closest known one (`did_you_mean`)."""
+
+    def parse_args(self, args=None, namespace=None):
+        namespace, unknown = self.parse_known_args(args, namespace)
+        if unknown:
+            options = [text.partition("=")[0] for text in unknown if text.startswith("-")]
+            hint = did_you_mean(options[0], self._option_string_actions) if options else ""
+            self.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
+        return namespace
 
     def error(self, message: str) -> typing.NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
@@ -83,8 +104,9 @@ def parse_assignments(
         name, sep, text = item.partition("=")
         name = name.strip().replace("-", "_")
         if not sep or name not in hints:
+            hint = did_you_mean(name, hints) if sep else ""
             raise AssignmentError(
-                item, f"{option} expects FIELD=VALUE with FIELD one of: {', '.join(hints)}; got {item!r}"
+                item, f"{option} expects FIELD=VALUE with FIELD one of: {', '.join(hints)}; got {item!r}{hint}"
             )
         try:
             values[name] = parse_value(text, hints[name]) if parse is None else parse(text, name, hints[name])
@@ -153,12 +175,19 @@ def is_preset_file(preset: str) -> bool:
     return preset.endswith(".json")
 
 
+def unknown_preset(module: Any, preset: str) -> str:
+    """The message refusing a preset name the agent does not have, with the closest it has."""
+    return (
+        f"unknown preset {preset!r}{did_you_mean(preset, module.PRESETS)} (known presets: {', '.join(module.PRESETS)})"
+    )
+
+
 def preset_values(module: Any, preset: str) -> dict[str, Any]:
     """A preset's field values: one of the agent's `PRESETS`, or a JSON file of {field: value} (a path ending
     in `.json`, e.g. the `best_preset.json` of `python -m maxatar_agents.sweep`)."""
     if not is_preset_file(preset):
         if preset not in module.PRESETS:
-            raise ValueError(f"unknown preset {preset!r}; known presets: {', '.join(module.PRESETS)}")
+            raise ValueError(unknown_preset(module, preset))
         return module.PRESETS[preset]
     path = Path(preset)
     try:
