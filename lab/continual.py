@@ -44,8 +44,13 @@ def game_ids() -> dict[str, str]:
 
 
 def read_run(run: Path) -> tuple[dict, dict[int, list[dict]]]:
-    """A run's summary and its metrics rows, by seed."""
-    summary = json.loads((run / "summary.json").read_text())
+    """A run's summary and its metrics rows, by seed; a run still training (no summary.json yet) is read from its
+    checkpoint's record, and its table holds the stages it has finished."""
+    if (run / "summary.json").exists():
+        summary = json.loads((run / "summary.json").read_text())
+    else:
+        record = json.loads((run / "checkpoint.json").read_text())
+        summary = {**record, "frames_per_seed": record["frames_done"]}
     rows: dict[int, list[dict]] = {}
     with open(run / "metrics.csv", newline="") as f:
         for row in csv.DictReader(f):

@@ -319,6 +319,6 @@ def test_urls_that_fail_are_one_line_without_their_password(tmp_path, server):
         printed = finished(process, tmp_path, out, status=2)
         (line,) = printed.strip().splitlines()
         assert line.startswith("python -m maxatar_agents.sweep: error: --") and said[out] in line, line
-        assert ":***@127.0.0.1:" in line and wrong not in printed
+        assert "***@127.0.0.1:" in line and wrong not in printed
         assert not (tmp_path / out).exists()
     assert "secrets" not in optuna.get_all_study_names(server.url)

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import maxatar
-from maxatar.episode import NEXT_STEP, TwinEnv, autoreset
+from maxatar.episode import NEXT_STEP, TwinEnv, autoreset, reset_part
 from maxatar.prng import uniform
 from maxatar.twin import load_twin
 from tests.tiers import examples
@@ -30,7 +30,7 @@ STEPS = 600
 @partial(jax.jit, static_argnums=0)
 def jax_play(env, rows, actions, params):
     """The twin protocol in JAX: row 0 resets, then NEXT_STEP auto-reset (`maxatar.episode.autoreset`)."""
-    _, state = env.reset_from_uniforms(rows[0, env.num_draws :], params)
+    _, state = env.reset_from_uniforms(reset_part(env, rows[0], params), params)
 
     def body(carry, inputs):
         state, pending = carry
