@@ -42,12 +42,11 @@ def is_sequence(env: Environment) -> bool:
 
 class Stages(NamedTuple):
     """A continual run's stages: the task each plays, the games' names, and each stage's length in the skeleton's
-    steps (vector steps, or rollouts on-policy), logging intervals and frames."""
+    steps (vector steps, or rollouts on-policy) and in frames."""
 
     tasks: tuple[int, ...]
     names: tuple[str, ...]
     steps: int
-    intervals: int
     frames: int
 
 
@@ -61,7 +60,7 @@ def plan(config: Any, env: MultiGame, frames_per_step: int) -> tuple[Schedule, S
         stage.steps_per_interval, stage.num_intervals * n, stage.frames_per_interval, stage.total_frames * n
     )
     steps = stage.steps_per_interval * stage.num_intervals
-    return sched, Stages(tasks, env.games, steps, stage.num_intervals, stage.total_frames)
+    return sched, Stages(tasks, env.games, steps, stage.total_frames)
 
 
 class Parts(NamedTuple):
@@ -89,11 +88,11 @@ def assemble(config: Any, env: MultiGame, env_params: EnvParams, agent: Agent, p
     def init(key: jax.Array) -> TrainState:
         """The skeleton's first state on the first stage's game, and fresh environments of every other task."""
         state = parts.make_init(games[first], params[first])(key)
-        others = [
-            reset_envs(g, p, jax.random.fold_in(key, 1 + k), config.num_envs)[1]
+        env_states = tuple(
+            state.env_state if k == first else reset_envs(g, p, jax.random.fold_in(key, 1 + k), config.num_envs)[1]
             for k, (g, p) in enumerate(zip(games, params, strict=True))
-        ]
-        return state._replace(env_state=tuple(state.env_state if k == first else s for k, s in enumerate(others)))
+        )
+        return state._replace(env_state=env_states)
 
     def on_task(k: int, fn: Callable) -> Callable:
         """`fn(state, ...)` on task k's environments alone: the others pass through."""
