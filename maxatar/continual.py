@@ -32,7 +32,6 @@ from maxatar.checks import InputError, check_choice, check_flag, check_size
 from maxatar.core import EnvParams, Looks, pytree_dataclass
 from maxatar.episode import AutoReset, Environment, in_groups
 from maxatar.pixels import ObservationVariant
-from maxatar.prng import materialize
 from maxatar.registry import MINATAR_GAMES, env_class
 from maxatar.twin import Twin, load_twin
 
@@ -138,11 +137,11 @@ class MultiGameParams(EnvParams):
 
 @pytree_dataclass
 class MultiGameState:
-    """Every game's own state (the current task's; the other games' slots hold zeros), the union
-    observation of the current one, and whether the next step is a task's first (`begin_task`)."""
+    """Every game's own state (the current task's; the other games' slots hold zeros or a game left earlier), the
+    index of the game being played, and whether the next step is a task's first (`begin_task`)."""
 
     games: tuple
-    obs: jax.Array
+    task: jax.Array
     boundary: jax.Array
 
 
@@ -285,14 +284,12 @@ class MultiGame(Environment):
             def run(uniforms):
                 env = self.game_envs[k]
                 game = env.init(env.reset_draws(uniforms[: env.num_reset_uniforms], params), params)
-                game = jax.tree.map(materialize, game)  # observed once, not recomputed in every cell of a select
-                games = tuple(game if i == k else zero for i, zero in enumerate(self.zeros()))
-                return games, self.union_observation(k, env.game_observation(game))
+                return tuple(game if i == k else zero for i, zero in enumerate(self.zeros()))
 
             return run
 
-        games, obs = _switch(params.task, [branch(k) for k in range(len(self.games))], uniforms)
-        return MultiGameState(games, obs, jnp.bool_(False))
+        games = _switch(params.task, [branch(k) for k in range(len(self.games))], uniforms)
+        return MultiGameState(games, jnp.asarray(params.task, jnp.int32), jnp.bool_(False))
 
     def step_draws(self, uniforms, game, params):
         return uniforms
@@ -303,19 +300,42 @@ class MultiGame(Environment):
                 env = self.game_envs[k]
                 draws = env.step_draws(uniforms[: env.num_step_uniforms], games[k], params)
                 stepped, reward, terminal = env.game_step(games[k], self._played(k, action), draws, params)
-                stepped = jax.tree.map(materialize, stepped)  # observed once, not recomputed in every cell
-                obs = self.union_observation(k, env.game_observation(stepped))
                 games = tuple(stepped if i == k else g for i, g in enumerate(games))
-                return games, obs, jnp.asarray(reward, jnp.float32), jnp.asarray(terminal, bool)
+                return games, jnp.asarray(reward, jnp.float32), jnp.asarray(terminal, bool)
 
             return run
 
         branches = [branch(k) for k in range(len(self.games))]
-        games, obs, reward, terminal = _switch(params.task, branches, game.games, action, uniforms)
-        return MultiGameState(games, obs, jnp.bool_(False)), reward, terminal
+        games, reward, terminal = _switch(params.task, branches, game.games, action, uniforms)
+        return MultiGameState(games, game.task, jnp.bool_(False)), reward, terminal
 
     def game_observation(self, game: MultiGameState) -> jax.Array:
-        return game.obs
+        """The played game's observation in the union's slots. The state's `task` is batched where environments
+        are, so this switch evaluates every game's observation under `vmap`: the protocol's steps observe inside
+        `as_task` instead, once, as the played game."""
+
+        def branch(k):
+            return lambda games: self.union_observation(k, self.game_envs[k].game_observation(games[k]))
+
+        return jax.lax.switch(game.task, [branch(k) for k in range(len(self.games))], game.games)
+
+    def as_task(self, params: MultiGameParams, state, fn):
+        """`fn` run by `task_game(params.task)` on the played game's own state (`core.Environment.as_task`), the
+        other games' slots passed through: one branch per game, each the single game's code alone."""
+
+        def branch(k):
+            def run(state):
+                game_env = self.task_games[k]
+                played, *outputs = fn(
+                    game_env, dataclasses.replace(state, game=state.game.games[k]), game_env.game_params(params)
+                )
+                games = tuple(played.game if i == k else g for i, g in enumerate(state.game.games))
+                union = MultiGameState(games, jnp.int32(k), jnp.bool_(False))
+                return (dataclasses.replace(played, game=union), *outputs)
+
+            return run
+
+        return tuple(_switch(params.task, [branch(k) for k in range(len(self.games))], state))
 
     def step_info(self, state, params) -> dict[str, jax.Array]:
         """`task_id`, `task_boundary` (the step is the task's first) and `legal_action_mask` (the task's minimal
@@ -342,7 +362,11 @@ class MultiGame(Environment):
 
     def task_game(self, task: int) -> TaskGame:
         """Game `task` alone with the union's observation and actions (`TaskGame`)."""
-        return TaskGame(self, task)
+        return self.task_games[task]
+
+    @functools.cached_property
+    def task_games(self) -> tuple[TaskGame, ...]:
+        return tuple(TaskGame(self, k) for k in range(len(self.games)))
 
     def task_params(self, params: MultiGameParams, frame) -> MultiGameParams:
         """`params` playing the schedule's task at `frame` (jittable)."""
@@ -389,7 +413,7 @@ class TaskGame(ObservationVariant):
         return self.env.params_class(**{name: getattr(params, name) for name in fields})
 
 
-_DERIVED = ("game_envs", "slots", "legal_actions")
+_DERIVED = ("game_envs", "slots", "legal_actions", "task_games")
 
 
 def _switch(task, branches, *operands):
@@ -484,7 +508,7 @@ class MultiGameTwin(Twin):
 
     def to_pure(self, game) -> MultiGameState:
         games = tuple(self.game_twin.to_pure(game[1]) if i == self.task else g for i, g in enumerate(game[0]))
-        return MultiGameState(games, self.observation(game), np.bool_(game[2]))
+        return MultiGameState(games, np.int32(self.task), np.bool_(game[2]))
 
     def from_pure(self, state: MultiGameState):
         return [list(state.games), self.game_twin.from_pure(state.games[self.task]), bool(state.boundary)]

@@ -361,6 +361,12 @@ class Environment:
         default) for one set of params for all."""
         return None
 
+    def as_task(self, params: EnvParams, state: EnvState, fn):
+        """`fn(env, state, params) -> (state, *outputs)` run by the game being played. A game runs it itself; a
+        multi-game environment (`maxatar.continual`) runs it as its current task's game alone, one branch per
+        game chosen by the unbatched `params.task`, so a whole auto-resetting step costs that game's step."""
+        return fn(self, state, params)
+
     def step_info(self, state: EnvState, params: EnvParams) -> dict[str, jax.Array]:
         """What a step adds to `info` about the state it steps from, besides `invalid_action`: nothing by default
         (a multi-game environment reports its task)."""

@@ -115,7 +115,7 @@ def reset_part(env: Environment, uniforms, params: EnvParams):
     `env.reset_offset(params)` on, `num_reset_uniforms` of them (a traced offset is a dynamic slice)."""
     offset = env.reset_offset(params)
     if isinstance(offset, int):
-        return uniforms[..., offset:]
+        return uniforms[..., offset : offset + env.num_reset_uniforms]
     start = (0,) * (uniforms.ndim - 1) + (offset,)
     return jax.lax.dynamic_slice(uniforms, start, (*uniforms.shape[:-1], env.num_reset_uniforms))
 
@@ -185,7 +185,17 @@ def autoreset(
     `pending` (NEXT_STEP) says the episode ended on the previous step, so this step resets instead; the returned
     `pending` is that flag for the next step (SAME_STEP: always False; DISABLED: whether the caller must reset).
     SAME_STEP with `final_obs` puts the finished step's own observation in `info["final_obs"]`. The state is
-    selected first and observed once (XLA compiles unused observations away)."""
+    selected first and observed once (XLA compiles unused observations away). The whole step is the current
+    game's (`Environment.as_task`); `info` adds what `env.step_info` reports of the state it steps from."""
+
+    def played(game_env, state, params):
+        return _autoreset(game_env, mode, state, pending, action, uniforms, params, final_obs)
+
+    *stepped, info = env.as_task(params, state, played)
+    return (*stepped, {**info, **env.step_info(state, params)})
+
+
+def _autoreset(env: Environment, mode: AutoresetMode, state: EnvState, pending, action, uniforms, params, final_obs):
     num_draws = env.num_draws
     draws = env.draws_from_uniforms(uniforms[:num_draws], state, params)
     # A finished state that is replaced below needs no freeze (NEXT_STEP, SAME_STEP): skipping the freeze's select
