@@ -153,6 +153,7 @@ class MultiGame(Environment):
     the ten slots, by a permutation drawn from it)."""
 
     name = "minatar-continual"
+    follows_schedule = True  # the Gymnasium front ends play the schedule's task at their frame count (`TaskClock`)
     num_game_actions = 6
     minimal_action_set = tuple(range(6))  # six either way: `full_action_space=False` makes per-game no-ops
     obs_shape = UNION_SHAPE
@@ -344,6 +345,20 @@ class MultiGame(Environment):
         legal = jnp.asarray(self.legal_actions)[task]
         return {"task_id": task, "task_boundary": state.game.boundary, "legal_action_mask": legal}
 
+    def task_info(self, tasks, boundary) -> dict[str, np.ndarray]:
+        """`step_info` on the host, for the Gymnasium front ends: from the played `tasks` (an index, or one per
+        environment: `env_tasks`) and their `boundary` flags, as numpy arrays."""
+        tasks = np.asarray(tasks, np.int32)
+        return {
+            "task_id": tasks,
+            "task_boundary": np.broadcast_to(np.asarray(boundary, bool), tasks.shape).copy(),
+            "legal_action_mask": self.legal_actions[tasks],
+        }
+
+    def env_tasks(self, num_envs: int, params) -> np.ndarray:
+        """The task each of `num_envs` environments plays: `params.task` for all (a mixed batch: its groups')."""
+        return np.full(num_envs, int(params.task), np.int32)
+
     # --- tasks
 
     def assignment(self, num_envs: int) -> np.ndarray:
@@ -429,6 +444,10 @@ class MultiTask(MultiGame):
     schedule to follow (every game is played all the time)."""
 
     name = "minatar-multitask"
+    follows_schedule = False  # every game is played all the time
+
+    def env_tasks(self, num_envs: int, params) -> np.ndarray:
+        return self.assignment(num_envs).astype(np.int32)
 
     def mixed_groups(self, num_envs: int, params: MultiGameParams):
         """Each group of `groups` with its own task: how `make_vec` and `MixedBatch` step a batch."""

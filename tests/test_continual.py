@@ -135,6 +135,47 @@ def test_gymnasium_single_env_equals_the_single_game():
             assert ra[1:4] == rb[1:4]
 
 
+def schedule_trace(make, mode=None):
+    """Everything a Gymnasium front end returns over three stages of a short schedule (20 frames per task)."""
+    single = mode is None
+    env = make(CONTINUAL, frames_per_task=20) if single else make(CONTINUAL, 4, frames_per_task=20, autoreset_mode=mode)
+    trace = [env.reset(seed=3)[0]]
+    for t in range(50 if single else 13):
+        if single:
+            out = env.step(t % 6)
+            if out[2] or out[3]:
+                trace.append(env.reset()[0])
+        else:
+            done = None if mode != "disabled" or t == 0 else trace[-1][2] | trace[-1][3]
+            if done is not None and done.any():
+                trace.append(env.reset(options={"reset_mask": done})[0])
+            out = env.step(np.full(4, t % 6))
+        trace.append(out)
+    return trace
+
+
+@pytest.mark.parametrize("mode", [None, "next_step", "same_step", "disabled"])
+def test_gymnasium_follows_the_schedule(mode):
+    """`gymnasium.make` (mode None) and `make_vec` play the schedule: the step whose frames end a stage is cut
+    (truncated), the next task starts at the next reset and its first step says `task_boundary`; both backends
+    return the same, infos included."""
+    frames = 1 if mode is None else 4
+    traces = {}
+    for backend in ("python", "jax"):
+        make = functools.partial(gymnasium.make if mode is None else gymnasium.make_vec, backend=backend)
+        traces[backend] = schedule_trace(make, mode)
+    steps = [out for out in traces["python"] if isinstance(out, tuple)]
+    tasks = [int(np.ravel(info["task_id"])[0]) for *_, info in steps]
+    cut = [t for t, out in enumerate(steps) if np.all(out[3]) and (t + 1) * frames % 20 == 0]
+    assert cut == [t for t in range(len(steps)) if (t + 1) * frames % 20 == 0 and (t + 1) * frames < 60]
+    assert tasks == [min(t * frames // 20, 2) for t in range(len(steps))]
+    boundaries = [t for t, (*_, info) in enumerate(steps) if np.all(info["task_boundary"])]
+    assert boundaries == [0, *(t + 1 for t in cut)]
+    np.testing.assert_array_equal(steps[0][-1]["legal_action_mask"].reshape(-1, 6)[0], [1, 1, 0, 1, 0, 0])
+    for python, jax_out in zip(traces["python"], traces["jax"], strict=True):
+        jax.tree.map(np.testing.assert_array_equal, python, jax_out)
+
+
 def test_a_task_switch_compiles_nothing_and_runs_one_game(union):
     env, params, _ = union
     num_envs = 4

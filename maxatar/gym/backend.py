@@ -71,3 +71,46 @@ def pick_twin(
     if twin is None and backend == "python":
         raise InputError(f"{env_id} has no Python twin; use backend='jax'")
     return twin
+
+
+class TaskClock:
+    """The schedule a continual environment's Gymnasium front ends follow (`maxatar.continual.MultiGame`): its
+    frames (environment steps, summed over a vector env's batch) counted over the front end's life, seeded resets
+    included. The step whose frames end a stage is truncated; the next reset plays the next stage's game, and its
+    first step reports `info["task_boundary"]`. A `task=` keyword fixes the game instead (no clock)."""
+
+    def __init__(self, schedule):
+        self.schedule = schedule
+        self.frame = 0
+
+    @classmethod
+    def of(cls, env: Environment, kwargs: dict) -> TaskClock | None:
+        """A clock for an environment that follows its schedule, unless `task` was given."""
+        return cls(env.schedule) if getattr(env, "follows_schedule", False) and "task" not in kwargs else None
+
+    def stage(self) -> int:
+        return min(self.frame // self.schedule.frames_per_task, len(self.schedule.stages) - 1)
+
+    def task(self) -> int:
+        """The current stage's task."""
+        return self.schedule.stages[self.stage()]
+
+    def params(self, params: EnvParams) -> EnvParams:
+        """`params` playing the current stage's task."""
+        return params.replace(task=self.task())
+
+    def tick(self, frames: int) -> bool:
+        """Count a step's frames: True when they end a stage that another follows (the step is cut there)."""
+        before = self.stage()
+        self.frame += frames
+        return self.stage() != before
+
+
+def task_info(env: Environment, params: EnvParams, boundary, num_envs: int | None = None) -> dict:
+    """A multi-game environment's step info on the host (`MultiGame.task_info`: the task id, whether the step is
+    the task's first, the legal-action mask), for one environment or `num_envs`; nothing for a single game."""
+    if not hasattr(env, "task_info"):
+        return {}
+    if num_envs is None:
+        return env.task_info(int(params.task), boundary)
+    return env.task_info(env.env_tasks(num_envs, params), boundary)

@@ -22,17 +22,20 @@ from maxatar.core import (
 from maxatar.episode import TwinEnv, reset_part, restart
 from maxatar.gym.backend import (
     RENDER_MODES,
+    TaskClock,
     check_output,
     check_render_mode,
     pick_twin,
     render_plugin,
     tape_seed,
+    task_info,
 )
 from maxatar.gym.functional import MaxAtarFuncEnv
 from maxatar.pixels import canvas, numpy_drawable, numpy_picture, unwrapped
 from maxatar.registry import make
 from maxatar.reset_options import DIFFICULTY, STATE, check_level, check_state, parse
 from maxatar.tape import Tape, tape_row
+from maxatar.twin import load_twin
 
 
 class MaxAtarEnv(gymnasium.Env):
@@ -66,6 +69,10 @@ class MaxAtarEnv(gymnasium.Env):
         self.output = check_output(output)
         env, params = make(env_id, **kwargs)
         params = check_scalar_params(params, env)  # one environment: batched params are refused
+        self._clock = TaskClock.of(env, kwargs)  # a continual environment's schedule, unless task= fixes the game
+        if self._clock is not None:
+            params = self._clock.params(params)
+        self._boundary = True  # the next step is its task's first
         self.func_env = MaxAtarFuncEnv(env, params)
         self.observation_space = self.func_env.observation_space
         self.action_space = self.func_env.action_space
@@ -100,6 +107,9 @@ class MaxAtarEnv(gymnasium.Env):
         fresh = seed is not None or self._tape is None
         if fresh:
             self._tape = Tape(tape_seed(seed, self.np_random), (env.num_auto_reset_uniforms,))
+        if self._clock is not None and self._clock.task() != int(self.params.task):
+            self._next_task(self._clock.params(self.params))
+            fresh = True  # a new task starts afresh
         if self._twin is not None:
             row = self._tape.next_row()
             obs = self._twin.reset(row, fresh=fresh, difficulty=level) if start is None else self._twin.load(start)
@@ -130,7 +140,19 @@ class MaxAtarEnv(gymnasium.Env):
                 obs, reward, terminated, truncated = np.array(obs), float(reward), bool(terminated), bool(truncated)
         if self.render_mode == "human":
             self.render()
-        return obs, reward, terminated, truncated, {}
+        info = task_info(self.func_env.env, self.params, self._boundary)
+        self._boundary = False
+        if self._clock is not None and self._clock.tick(1):
+            truncated = truncated | True  # the stage ends here: the next reset plays the next task
+        return obs, reward, terminated, truncated, info
+
+    def _next_task(self, params: EnvParams) -> None:
+        """Play `params`' task from the next reset on: its params (and its twin, on the Python backend)."""
+        env = self.func_env.env
+        self.func_env = MaxAtarFuncEnv(env, params)
+        if self._twin is not None:
+            self._twin = TwinEnv(env, params, load_twin(env, params))
+        self._boundary = True
 
     def render(self):
         """rgb_array: the current frame as uint8 (H, W, 3); human: show it in a pygame window."""

@@ -39,11 +39,13 @@ from maxatar.episode import (
     same_step_info,
 )
 from maxatar.gym.backend import (
+    TaskClock,
     check_output,
     check_render_mode,
     pick_twin,
     render_plugin,
     tape_seed,
+    task_info,
 )
 from maxatar.gym.functional import observation_space
 from maxatar.registry import make
@@ -103,6 +105,10 @@ class MaxAtarVectorEnv(VectorEnv):
         self.metadata = {**self.metadata, "autoreset_mode": autoreset_mode}
         self.env, self.params = make(env_id, **kwargs)
         self.params = check_scalar_params(self.params, self.env)  # one set for all: batched params are refused
+        self._clock = TaskClock.of(self.env, kwargs)  # a continual environment's schedule, unless task= fixes it
+        if self._clock is not None:
+            self.params = self._clock.params(self.params)
+        self._boundary = True  # the next step is the task's first
         self.single_observation_space = observation_space(self.env)
         self.single_action_space = spaces.Discrete(self.env.num_actions)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
@@ -197,13 +203,41 @@ class MaxAtarVectorEnv(VectorEnv):
             )
         if self._twins is not None:  # the twins index the action set: validate every value on the host
             actions = check_actions(np.asarray(actions), self.num_envs, self.single_action_space.n)
-            return self._step_python(actions.tolist())
+            return self._tasks(*self._step_python(actions.tolist()))
         actions = check_actions(actions, self.num_envs, self.single_action_space.n, read_device=False)
         if isinstance(actions, jax.Array):  # its values are checked inside the step
-            return self._step_device(actions)
+            return self._tasks(*self._step_device(actions))
         self._state, self._pending, results, info = _vector_step(*self._step_inputs(actions))
         (obs, reward, terminated, truncated), info = self._out((results, info))  # one gather for everything
-        return obs, reward, terminated, truncated, info
+        return self._tasks(obs, reward, terminated, truncated, info)
+
+    def _tasks(self, obs, reward, terminated, truncated, info):
+        """A step's results with a multi-game environment's task info (`task_info`); where its frames end a stage
+        of the schedule (`TaskClock`), every sub-environment's episode is cut (truncated) and the next task is
+        played from the next reset: the next step in NEXT_STEP mode, this one in SAME_STEP mode (the cut
+        observations go to `info["final_obs"]`), the caller's in DISABLED mode."""
+        info = {**info, **task_info(self.env, self.params, self._boundary, self.num_envs)}
+        self._boundary = False
+        if self._clock is None or not self._clock.tick(self.num_envs):
+            return obs, reward, terminated, truncated, info
+        truncated = truncated | True
+        self.params = self._clock.params(self.params)
+        self._boundary = True
+        if self._twins is not None:  # new twins: a new task starts afresh, from action 0
+            self._twins = self._make_twins(load_twin(self.env, self.params))
+        else:
+            self._state = dataclasses.replace(self._state, last_action=jnp.zeros_like(self._state.last_action))
+        if self.autoreset_mode != AutoresetMode.SAME_STEP:
+            self._pending = (
+                np.ones(self.num_envs, bool) if self._twins is not None else self._batch(np.ones(self.num_envs, bool))
+            )
+            return obs, reward, terminated, truncated, info
+        final = info["final_obs"] if "final_obs" in info else obs
+        ended = info["_final_obs"] if "_final_obs" in info else np.zeros(self.num_envs, bool)
+        xp = jnp if isinstance(obs, jax.Array) else np
+        final = xp.where(xp.reshape(ended, (-1,) + (1,) * (obs.ndim - 1)), final, obs)
+        obs, _ = self.reset()
+        return obs, reward, terminated, truncated, {**info, **same_step_info(final, np.ones(self.num_envs, bool))}
 
     def _step_inputs(self, actions) -> tuple:
         """The jitted step's arguments, taking the next tape call."""
