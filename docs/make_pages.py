@@ -124,6 +124,18 @@ def multi_game_page(env_id: str, env, params) -> tuple[str, str]:
         "",
     ]
     out += table(["game", *(f"slot {i}" for i in range(10))], rows) + [""]
+    semantic, _ = maxatar.make(env_id, games=union.games, layout="semantic")
+    rows = [
+        [name, *(f"`{channel}`" if channel else "" for channel in semantic.slot_names(k))]
+        for k, (name, _) in enumerate(games)
+    ]
+    out += [
+        'With `layout="semantic"` every role has one slot across games (a channel\'s `role` is declared beside its '
+        "colour in the game's `rules.py`); a channel with no counterpart elsewhere takes the game's first free slot.",
+        "",
+    ]
+    roles = maxatar.continual.ROLES
+    out += table(["game", *(f"{i} {role}" for i, role in enumerate(roles))], rows) + [""]
     out += ["## Actions", ""]
     rows = [[name, *("yes" if legal else "" for legal in union.legal_actions[k])] for k, (name, _) in enumerate(games)]
     out += [

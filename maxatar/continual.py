@@ -3,7 +3,8 @@ published protocols as presets.
 
 * `MultiGame` (id `maxatar/MinAtar-Continual-v0`): the union of some MinAtar games (all five by default). Its
   observation is the 10x10x10 bool union (`layout="front"`: channel i of a game in slot i, as C-CHAIN and the NaP
-  harnesses pad; a per-game seeded channel permutation with `permute_seed`), its actions MinAtar's six
+  harnesses pad; `"semantic"`: one slot per role across games, `ROLES`; a per-game seeded channel permutation
+  with `permute_seed`), its actions MinAtar's six
   (`full_action_space=False`: an action outside the current game's minimal set is a no-op). The game being played
   is `params.task`, an index into `games`: params are not batched under the agents' and the vector envs' `vmap`,
   so the `lax.switch` on it picks one branch at run time, a step costs the current game's step, and changing the
@@ -36,12 +37,35 @@ from maxatar.registry import MINATAR_GAMES, env_class
 from maxatar.twin import Twin, load_twin
 
 UNION_SHAPE = (10, 10, 10)
-LAYOUTS = ("front",)
+LAYOUTS = ("front", "semantic")
+# The semantic layout's slots: a channel whose `role` (`maxatar.core.Channel`) is one of these takes its slot in
+# every game; a channel with no role takes the game's first free slot, in channel order (the guide's table).
+ROLES = (
+    "player",
+    "player_rear",
+    "enemy",
+    "enemy_alt",
+    "player_shot",
+    "enemy_shot",
+    "motion",
+    "goal",
+    "gauge",
+    "gauge_alt",
+)
 
 
 def minatar_games() -> dict[str, type[Environment]]:
     """The MinAtar games by their `name` ("breakout", ...), in the registry's order."""
     return {cls.name: cls for cls in map(env_class, MINATAR_GAMES)}
+
+
+def semantic_slots(env: Environment) -> tuple[int, ...]:
+    """The semantic layout's slot of each of a game's channels: its role's (`ROLES`), or for a channel without
+    one the first slot no channel of the game takes, in channel order."""
+    roles = [channel.role for channel in env.looks.channels]
+    taken = {ROLES.index(role) for role in roles if role is not None}
+    free = iter(s for s in range(len(ROLES)) if s not in taken)
+    return tuple(next(free) if role is None else ROLES.index(role) for role in roles)
 
 
 # --- schedules -------------------------------------------------------------------------------------------------
@@ -233,14 +257,23 @@ class MultiGame(Environment):
 
     @functools.cached_property
     def slots(self) -> tuple[tuple[int, ...], ...]:
-        """Per game, the union slot of each of its channels."""
+        """Per game, the union slot of each of its channels: in order from slot 0 (`layout="front"`) or by role
+        (`"semantic"`, `semantic_slots`), then moved by the game's seeded permutation where `permute_seed` is set."""
         slots = []
         for k, env in enumerate(self.game_envs):
             order = np.arange(UNION_SHAPE[-1])
             if self.permute_seed is not None:
                 order = np.random.default_rng([self.permute_seed, k]).permutation(UNION_SHAPE[-1])
-            slots.append(tuple(int(s) for s in order[: env.obs_shape[-1]]))
+            placed = semantic_slots(env) if self.layout == "semantic" else range(env.obs_shape[-1])
+            slots.append(tuple(int(order[s]) for s in placed))
         return tuple(slots)
+
+    def slot_names(self, task: int) -> tuple[str, ...]:
+        """The name of game `task`'s channel in each union slot ("" for an empty one)."""
+        names = [""] * UNION_SHAPE[-1]
+        for channel, slot in zip(self.game_envs[task].looks.channels, self.slots[task], strict=True):
+            names[slot] = channel.name
+        return tuple(names)
 
     @functools.cached_property
     def legal_actions(self) -> np.ndarray:

@@ -101,15 +101,19 @@ RGB = tuple[int, int, int]
 class Channel(NamedTuple):
     """How a renderer draws one observation channel: its name, colour and the shape it fills inside a cell
     ("cell"; "inset", a small centred square, for trails; "hbar" or "vbar" for bullets; "left" or "right", a
-    triangle pointing that way, for direction channels). Plain data, so `maxatar` needs no drawing library."""
+    triangle pointing that way, for direction channels). Plain data, so `maxatar` needs no drawing library.
+    `role`: what the channel shows in terms other games share (`maxatar.continual.ROLES`: "player", "enemy",
+    "player_shot", ...), which the multi-game environment's semantic layout gives one slot across games; None for
+    a channel with no counterpart elsewhere."""
 
     name: str
     colour: RGB
     shape: str = "cell"
+    role: str | None = None
 
 
 # The MinAtar games' trail channel (the cell a moving object just left), drawn small so the objects stay visible.
-TRAIL = Channel("trail", (105, 110, 150), "inset")
+TRAIL = Channel("trail", (105, 110, 150), "inset", role="motion")
 
 # MinAtar's full action set (its `Environment.action_map`): the names of actions 0-5, and keys by pygame's names.
 MINATAR_ACTIONS = ("noop", "left", "up", "right", "down", "fire")

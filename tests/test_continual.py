@@ -260,3 +260,24 @@ def test_bad_options_are_refused_on_every_front_end(kwargs, name):
     for make in makers:
         with pytest.raises(InputError, match=name):
             make()
+
+
+def test_semantic_layout_gives_each_role_one_slot():
+    """Each role has one slot in every game that has it (the guide's table); each game's channels land in their
+    slots, the rest of the union zero."""
+    from maxatar.continual import ROLES
+
+    env, params = maxatar.make(CONTINUAL, games=ALL, layout="semantic")
+    for game, slots in zip(env.game_envs, env.slots, strict=True):
+        assert len(set(slots)) == len(slots)
+        for channel, slot in zip(game.looks.channels, slots, strict=True):
+            assert channel.role is None or ROLES[slot] == channel.role
+    assert sorted(env.slots[3]) == list(range(10))  # Seaquest has all ten roles
+    for task in (0, 4):
+        single, single_params = single_of(env, task)
+        key = jax.random.key(task)
+        obs = np.asarray(env.reset(key, params.replace(task=task))[0])
+        want = np.asarray(single.reset(key, single_params)[0])
+        np.testing.assert_array_equal(obs[..., list(env.slots[task])], want)
+        assert not np.delete(obs, list(env.slots[task]), axis=-1).any()
+    assert env.slot_names(0)[: ROLES.index("goal") + 1] == ("paddle", "", "", "", "ball", "", "trail", "brick")

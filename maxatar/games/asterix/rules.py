@@ -96,10 +96,10 @@ class Asterix(Environment):
     randomness = "No draw at reset; every spawn draws its side, whether it is gold, and its row."
     looks = Looks(
         channels=(
-            Channel("player", (40, 210, 255)),
-            Channel("enemy", (230, 55, 55)),
+            Channel("player", (40, 210, 255), role="player"),
+            Channel("enemy", (230, 55, 55), role="enemy"),
             TRAIL,
-            Channel("gold", (255, 200, 40)),
+            Channel("gold", (255, 200, 40), role="goal"),
         ),
         draw_order=("trail", "gold", "enemy", "player"),
     )

@@ -73,10 +73,10 @@ class Breakout(Environment):
     randomness = "One draw at reset (the ball's side); the steps are deterministic given the actions."
     looks = Looks(
         channels=(
-            Channel("paddle", (70, 150, 255)),
-            Channel("ball", (255, 255, 255)),
+            Channel("paddle", (70, 150, 255), role="player"),
+            Channel("ball", (255, 255, 255), role="player_shot"),
             TRAIL,
-            Channel("brick", (235, 95, 60)),
+            Channel("brick", (235, 95, 60), role="goal"),
         ),
         draw_order=("brick", "trail", "paddle", "ball"),
     )

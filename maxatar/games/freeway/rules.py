@@ -86,8 +86,8 @@ class Freeway(Environment):
     randomness = "The car speeds and directions at reset, and again after each crossing."
     looks = Looks(
         channels=(
-            Channel("chicken", (255, 235, 60)),
-            Channel("car", (230, 55, 55)),
+            Channel("chicken", (255, 235, 60), role="player"),
+            Channel("car", (230, 55, 55), role="enemy"),
             Channel("speed1", (60, 90, 200), "inset"),
             Channel("speed2", (50, 170, 210), "inset"),
             Channel("speed3", (70, 200, 110), "inset"),

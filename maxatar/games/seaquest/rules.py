@@ -523,16 +523,16 @@ class Seaquest(Environment):
     randomness = "No draw at reset; enemy and diver spawns draw their side, kind and row."
     looks = Looks(
         channels=(
-            Channel("sub_front", (255, 225, 40)),
-            Channel("sub_back", (190, 150, 20)),
-            Channel("friendly_bullet", (255, 255, 255), "hbar"),
+            Channel("sub_front", (255, 225, 40), role="player"),
+            Channel("sub_back", (190, 150, 20), role="player_rear"),
+            Channel("friendly_bullet", (255, 255, 255), "hbar", role="player_shot"),
             TRAIL,
-            Channel("enemy_bullet", (255, 90, 210), "hbar"),
-            Channel("enemy_fish", (230, 55, 55)),
-            Channel("enemy_sub", (150, 95, 255)),
-            Channel("oxygen_gauge", (40, 200, 255)),
-            Channel("diver_gauge", (50, 170, 80)),
-            Channel("diver", (150, 255, 170)),
+            Channel("enemy_bullet", (255, 90, 210), "hbar", role="enemy_shot"),
+            Channel("enemy_fish", (230, 55, 55), role="enemy_alt"),
+            Channel("enemy_sub", (150, 95, 255), role="enemy"),
+            Channel("oxygen_gauge", (40, 200, 255), role="gauge"),
+            Channel("diver_gauge", (50, 170, 80), role="gauge_alt"),
+            Channel("diver", (150, 255, 170), role="goal"),
         ),
         draw_order=(
             "trail",

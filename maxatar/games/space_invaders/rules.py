@@ -95,12 +95,12 @@ class SpaceInvaders(Environment):
     randomness = "No draw at all: every episode starts the same, and the steps are deterministic given the actions."
     looks = Looks(
         channels=(
-            Channel("cannon", (70, 220, 120)),
-            Channel("alien", (225, 225, 235)),
+            Channel("cannon", (70, 220, 120), role="player"),
+            Channel("alien", (225, 225, 235), role="enemy"),
             Channel("alien_left", (240, 80, 80), "left"),
             Channel("alien_right", (70, 150, 255), "right"),
-            Channel("friendly_bullet", (255, 230, 40), "vbar"),
-            Channel("enemy_bullet", (255, 90, 210), "vbar"),
+            Channel("friendly_bullet", (255, 230, 40), "vbar", role="player_shot"),
+            Channel("enemy_bullet", (255, 90, 210), "vbar", role="enemy_shot"),
         ),
         draw_order=("alien", "alien_left", "alien_right", "cannon", "enemy_bullet", "friendly_bullet"),
     )
