@@ -120,3 +120,32 @@ def test_keep_best_and_a_mixed_batch_are_refused_with_the_field_named():
     with pytest.raises(ConfigError, match="protocol"):
         dataclasses.replace(config(), env_id="maxatar/Breakout-v0")
     assert dqn.PRESETS["c-chain"]["protocol"] == "c-chain"
+
+
+def test_a_multitask_batch_trains_each_group_on_its_own_game():
+    """Through the agents the MultiTask id's batch is spread over its games (`mixed_groups`), in training and in
+    the evaluation, each group playing its game exactly as that game's own environment."""
+    env, _ = maxatar.make("maxatar/MinAtar-MultiTask-v0")
+    cfg = dataclasses.replace(
+        pqn.Config(**pqn.PRESETS["minatar"]),
+        env_id="maxatar/MinAtar-MultiTask-v0",
+        total_steps=16 * 8,
+        log_points=1,
+        num_envs=16,
+        num_steps=8,
+        num_minibatches=4,
+        eval_episodes=10,
+        eval_max_steps=50,
+    )
+    program = pqn.make_program(cfg)
+    state = jax.jit(program.init)(jax.random.PRNGKey(0))
+    np.testing.assert_array_equal(state.env_state.game.task, env.assignment(16))
+    state, _ = jax.jit(program.interval)(state, jnp.int32(0))
+    np.testing.assert_array_equal(state.env_state.game.task, env.assignment(16))
+    # Group k's environments hold game k's state; the other games' slots stay as they began (zeros).
+    for k, start, stop in env.groups(16):
+        for other, game in enumerate(state.env_state.game.games):
+            if other != k:
+                assert not any(np.asarray(leaf)[start:stop].any() for leaf in jax.tree.leaves(game))
+    returns = jax.jit(program.evaluate)(state)
+    assert returns.shape == (10,) and np.isfinite(returns).all()

@@ -93,7 +93,20 @@ def play_episodes(
     Each environment plays exactly one episode (no auto-reset). The loop stops when every episode has
     terminated or truncated, or after `max_steps` steps: an episode still running then counts with the
     return it has so far (a safety net for policies that never finish; MinAtar games have no time limit).
+    A multi-task environment's episodes are spread over its games (`mixed_groups`), each game's played by a
+    loop of its own, the results concatenated in the games' order.
     """
+    groups = env.mixed_groups(num_episodes, env_params)
+    if groups is None:
+        return _play(env, env_params, act, key, num_episodes, max_steps, act_needs_key)
+    parts = [
+        _play(env, p, act, jax.random.fold_in(key, i), b - a, max_steps, act_needs_key)
+        for i, (p, a, b) in enumerate(groups)
+    ]
+    return tuple(jnp.concatenate(x) for x in zip(*parts, strict=True))
+
+
+def _play(env, env_params, act, key, num_episodes, max_steps, act_needs_key):
     reset_key, key = jax.random.split(key)
     obs, state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(reset_key, num_episodes), env_params)
     step = jax.vmap(env.transition, in_axes=(0, 0, 0, None))

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import optax
 
 from maxatar.core import Environment, EnvParams
-from maxatar.episode import AutoReset
+from maxatar.episode import AutoReset, in_groups
 from maxatar.prng import uniform
 from maxatar_agents.algorithms.evaluation import (
     EpisodeStats,
@@ -178,12 +178,18 @@ def stepper(
     continual run's stage, so that no return bootstraps across a task switch."""
     auto = AutoReset(env)
     batched_step = jax.vmap(auto.step_from_uniforms, in_axes=(0, 0, 0, None))
+    groups = env.mixed_groups(num_envs, env_params)  # a multi-task batch: each game's group with its own params
 
     def step(state: TrainState, key: jax.Array, t: jax.Array) -> tuple[TrainState, Step]:
         uniforms = uniform(key, (num_envs, ACT_UNIFORMS + auto.num_uniforms))
         action, extras = agent.explore(state.learner, state.obs, uniforms[:, :ACT_UNIFORMS], t)
-        obs, env_state, reward, terminated, truncated, _ = batched_step(
-            uniforms[:, ACT_UNIFORMS:], state.env_state, action, env_params
+        obs, env_state, reward, terminated, truncated, _ = in_groups(
+            groups,
+            lambda p, u, s, a: batched_step(u, s, a, p),
+            env_params,
+            uniforms[:, ACT_UNIFORMS:],
+            state.env_state,
+            action,
         )
         if cut_every is not None:
             truncated = truncated | ((t + 1) % cut_every == 0)
@@ -276,8 +282,11 @@ def make_train_for(make_program: Callable[[Any], Program]) -> Callable[[Any], Ca
 
 
 def reset_envs(env: Environment, env_params: EnvParams, key: jax.Array, num_envs: int):
-    """`num_envs` fresh episodes, one key each: (obs, env_state), batched on a leading axis."""
-    return jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(key, num_envs), env_params)
+    """`num_envs` fresh episodes, one key each: (obs, env_state), batched on a leading axis (a multi-task batch:
+    each game's group with its own params)."""
+    groups = env.mixed_groups(num_envs, env_params)
+    reset = jax.vmap(env.reset, in_axes=(0, None))
+    return in_groups(groups, lambda p, keys: reset(keys, p), env_params, jax.random.split(key, num_envs))
 
 
 def tie_to_seed(tree: Any, key: jax.Array) -> Any:
