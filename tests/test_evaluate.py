@@ -263,7 +263,7 @@ def test_bad_runs_files_and_options_are_one_error_line(tmp_path, capsys):
     # --measure-random writes only where it is told, and never less than one episode.
     before = ev.RANDOM_SCORES.read_bytes()
     assert "name the file" in evaluate_error(capsys, "--measure-random")
-    assert "--episodes must be in [1, 65,536]" in evaluate_error(
+    assert "--episodes must be in [2, 65,536]" in evaluate_error(
         capsys, "--measure-random", "--random-scores", tmp_path / "r.json", "--episodes", "0"
     )
     for target in (a_file / "r.json", fifo, zero, tmp_path):  # a FIFO would block the write, /dev/zero take it
