@@ -35,29 +35,25 @@ def open_regular(path: Path):
         raise
 
 
-def read_text(path: Path) -> str:
-    """A regular file's text (`open_regular`), at most `MAX_JSON` bytes of it."""
+def read_json(path: str | os.PathLike) -> Any:
+    """A regular file's JSON (`open_regular`), at most `MAX_JSON` bytes. Reading it fails with an OSError (the
+    file cannot be read) or a ValueError naming the file and what is wrong: too large, not UTF-8, not JSON, a
+    key given twice in one object (JSON leaves which one counts open), arrays or objects nested too deeply to
+    read, or an integer longer than Python converts. NaN and Infinity, which Python's JSON writes and earlier
+    checkpoints hold, are read."""
+    path = Path(path)
     with open_regular(path) as f:
         size = os.fstat(f.fileno()).st_size
         if size > MAX_JSON:
             raise ValueError(f"{path} is larger than a JSON file of a run can be ({MAX_JSON:,} bytes)")
-        return f.read(size).decode()  # read(size): a buffer of the file's size, never MAX_JSON's
-
-
-def read_json(path: str | os.PathLike) -> Any:
-    """A regular file's JSON (`read_text`). Reading it fails with an OSError (the file cannot be read) or a
-    ValueError naming the file and what is wrong: not UTF-8, not JSON, a key given twice in one object (JSON
-    leaves which one counts open), arrays or objects nested too deeply to read, or an integer longer than Python
-    converts. NaN and Infinity, which Python's JSON writes and earlier checkpoints hold, are read."""
-    path = Path(path)
-    text = read_text(path)
+        content = f.read(size)  # read(size): a buffer of the file's size, never MAX_JSON's
     try:
-        return json.loads(text, object_pairs_hook=_object, parse_int=_integer)
+        return json.loads(content.decode(), object_pairs_hook=_object, parse_int=_integer)
     except UnicodeDecodeError:
         raise ValueError(f"{path} is not valid JSON: it is not UTF-8 text") from None
     except RecursionError:
         raise ValueError(f"{path} is not valid JSON: its arrays or objects are nested too deeply") from None
-    except ValueError as error:  # json.JSONDecodeError, or `_object`'s and `_integer`'s
+    except ValueError as error:  # json.JSONDecodeError, `_object`'s or `_integer`'s
         raise ValueError(f"{path} is not valid JSON: {error}") from None
 
 
