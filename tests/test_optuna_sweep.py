@@ -348,6 +348,12 @@ def test_preset_files_are_checked(tmp_path, capsys):
     (tmp_path / "list.json").write_text("[1, 2]")
     with pytest.raises(ValueError, match="must hold a JSON object"):
         preset_values(pqn, str(tmp_path / "list.json"))
+    (tmp_path / "twice.json").write_text('{"lr": 0.1, "lr": 0.2}')  # which one counts, JSON leaves open
+    with pytest.raises(ValueError, match=r"preset file .*twice.json is not valid JSON: the key 'lr' appears twice"):
+        preset_values(pqn, str(tmp_path / "twice.json"))
+    (tmp_path / "deep.json").write_text("[" * 100_000)
+    with pytest.raises(ValueError, match=r"deep.json is not valid JSON: its arrays or objects are nested too deeply"):
+        preset_values(pqn, str(tmp_path / "deep.json"))
     (tmp_path / "other.json").write_text(json.dumps({"lr": 0.1, "buffer_size": 10}))
     with pytest.raises(ValueError, match=r"unknown config field\(s\) \['buffer_size'\]"):
         preset_values(pqn, str(tmp_path / "other.json"))
