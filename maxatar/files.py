@@ -35,18 +35,28 @@ def open_regular(path: Path):
         raise
 
 
+def _read_bytes(path: Path) -> bytes:
+    """A regular file's bytes (`open_regular`), at most `MAX_JSON` of them."""
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > MAX_JSON:
+            raise ValueError(f"{path} is larger than a JSON file of a run can be ({MAX_JSON:,} bytes)")
+        return f.read(size)  # read(size): a buffer of the file's size, never MAX_JSON's
+
+
+def read_text(path: Path) -> str:
+    """A regular file's text (`open_regular`), at most `MAX_JSON` bytes of it."""
+    return _read_bytes(path).decode()
+
+
 def read_json(path: str | os.PathLike) -> Any:
-    """A regular file's JSON (`open_regular`), at most `MAX_JSON` bytes. Reading it fails with an OSError (the
+    """A regular file's JSON (`open_regular`), at most `MAX_JSON` bytes of it. Reading it fails with an OSError (the
     file cannot be read) or a ValueError naming the file and what is wrong: too large, not UTF-8, not JSON, a
     key given twice in one object (JSON leaves which one counts open), arrays or objects nested too deeply to
     read, or an integer longer than Python converts. NaN and Infinity, which Python's JSON writes and earlier
     checkpoints hold, are read."""
     path = Path(path)
-    with open_regular(path) as f:
-        size = os.fstat(f.fileno()).st_size
-        if size > MAX_JSON:
-            raise ValueError(f"{path} is larger than a JSON file of a run can be ({MAX_JSON:,} bytes)")
-        content = f.read(size)  # read(size): a buffer of the file's size, never MAX_JSON's
+    content = _read_bytes(path)
     try:
         return json.loads(content.decode(), object_pairs_hook=_object, parse_int=_integer)
     except UnicodeDecodeError:
