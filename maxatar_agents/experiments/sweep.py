@@ -14,7 +14,9 @@ runs the command with the same server database URL (PostgreSQL, `postgresql+psyc
 `pip install "psycopg[binary]"`; MySQL: any URL Optuna's RDB storage accepts) works on the same study, which is
 how Optuna scales out: `--total-trials N` stops every worker once the study holds N trials between them, and a
 heartbeat (`--heartbeat`, on by default for a server database) lets the next worker fail the trial of a worker
-that died (kill -9, a lost machine) and run it again; a worker waits out a database restart of up to that long
+that died (kill -9, a lost machine) and run it again (without one, SQLite's default, such a trial stays RUNNING and
+counts towards `--total-trials`: the worker that finds the study full names it and the `optuna tell` command that
+fails it); a worker waits out a database restart of up to the heartbeat's seconds
 (`study.reconnecting_storage`), and past it stops with exit status 75. No password of a storage or tracking URL
 is printed or saved (`redaction`). At the end, OUT holds `best_preset.json` (the best trial's
 config, which `--preset OUT/best_preset.json` of the agents' command line accepts), `summary.json`, Optuna's
@@ -33,6 +35,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import shlex
 import shutil
 import sys
 import time
@@ -462,8 +465,8 @@ def without_heartbeat(running: list[int], storage: str, study_name: str) -> str:
     worker died: such a trial stays RUNNING and counts towards --total-trials until someone fails it."""
     return (
         f"; without a heartbeat (--heartbeat SECONDS) a trial whose worker died stays RUNNING and counts: if no "
-        f"worker runs trial {running[0]} any more, fail it with `optuna tell --storage {redact(storage)} "
-        f"--study-name {study_name} --trial-number {running[0]} --state fail` (and so for the others)"
+        f"worker runs trial {running[0]} any more, fail it with `optuna tell --storage {shlex.quote(redact(storage))} "
+        f"--study-name {shlex.quote(study_name)} --trial-number {running[0]} --state fail` (and so for the others)"
     )
 
 
