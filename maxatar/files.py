@@ -106,13 +106,21 @@ def write_json(path: str | os.PathLike, data: Any) -> None:
 def write_whole(path: str | os.PathLike, content: bytes) -> None:
     """`content` in `path`, written beside it and renamed over it: a full disk or an interruption leaves the
     previous file (or none), never part of one, and an OSError for the caller to name."""
-    path = Path(path)
-    partial = path.with_name(f".{path.name}.partial")
+    write_together({Path(path): content})
+
+
+def write_together(contents: dict[Path, bytes]) -> None:
+    """Each path's content, every file written beside its path before any is renamed over it, so that a full
+    disk leaves the previous files (or none) rather than some of the new ones (`write_whole`)."""
+    partials = {path: path.with_name(f".{path.name}.partial") for path in contents}
     try:
-        partial.write_bytes(content)
-        os.replace(partial, path)
+        for path, partial in partials.items():
+            partial.write_bytes(contents[path])
+        for path, partial in partials.items():
+            os.replace(partial, path)
     except BaseException:
-        partial.unlink(missing_ok=True)
+        for partial in partials.values():
+            partial.unlink(missing_ok=True)
         raise
 
 

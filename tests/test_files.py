@@ -69,3 +69,10 @@ def test_a_full_disk_leaves_the_previous_file_and_no_part_of_a_new_one(tmp_path,
     assert error.value.errno == errno.ENOSPC
     assert files.read_json(tmp_path / "summary.json") == {"before": 1}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["summary.json"]
+    (tmp_path / "evaluation.md").write_text("before")
+    with pytest.raises(OSError):  # files written together: none replaced, whichever write fails
+        files.write_together({tmp_path / "summary.json": b"{}", tmp_path / "evaluation.md": b"after"})
+    assert (tmp_path / "evaluation.md").read_text() == "before" and files.read_json(tmp_path / "summary.json") == {
+        "before": 1
+    }
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["evaluation.md", "summary.json"]

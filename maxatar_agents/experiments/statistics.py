@@ -492,10 +492,13 @@ def write_outputs(result: dict, header: dict, out: Path) -> str:
     text = re.sub(r"\[[-0-9.,eE+\s]+\]", lambda m: " ".join(m[0].split()), files.json_text({**header, **result}))
     figure = io.BytesIO()
     plot_profiles(result, figure)
-    try:  # each file whole or not at all: a full disk leaves no part of one
-        files.write_whole(out / "evaluation.json", (text + "\n").encode())
-        files.write_whole(out / "evaluation.md", table.encode())
-        files.write_whole(out / header["figure"], figure.getvalue())
+    contents = {
+        out / "evaluation.json": (text + "\n").encode(),
+        out / "evaluation.md": table.encode(),
+        out / header["figure"]: figure.getvalue(),
+    }
+    try:  # all three or none: a full disk leaves no part of one and no evaluation without its figure
+        files.write_together(contents)
     except OSError as error:
         raise EvaluateError(f"cannot write to --out {str(out)!r}: {error.strerror or error}") from None
     return table

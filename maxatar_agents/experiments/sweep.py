@@ -106,7 +106,8 @@ def load_space(algorithm: str, space: dict | str | Path | None, base: Any = None
         try:
             space = files.read_json(path)  # a regular file only: a FIFO would block
         except OSError as error:
-            raise SweepError(f"--space {str(path)!r}: cannot read a JSON search space: {error}") from None
+            reason = error.strerror or error
+            raise SweepError(f"--space {str(path)!r}: cannot read a JSON search space: {reason}") from None
         except ValueError as error:  # not JSON: the message names the file
             raise SweepError(f"--space: {error}") from None
     if not isinstance(space, dict) or not space:
