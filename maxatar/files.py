@@ -15,6 +15,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from maxatar.checks import InputError
+
 MAX_JSON = 1 << 30  # a JSON file (a checkpoint's metrics rows grow with intervals x runs) is read whole, up to this
 # The installed packages, side by side as the one distribution installs them.
 PACKAGES = tuple(Path(__file__).resolve().parents[1] / name for name in ("maxatar", "maxatar_agents", "renderers"))
@@ -35,12 +37,20 @@ def open_regular(path: Path):
         raise
 
 
+class JSONError(InputError):
+    """A file that holds no JSON a command reads: its `path` and what is wrong (`reason`) are both in the message."""
+
+    def __init__(self, path: Path, reason: str):
+        super().__init__(f"{path}: cannot read it as JSON: {reason}")
+        self.path, self.reason = path, reason
+
+
 def _read_bytes(path: Path) -> bytes:
     """A regular file's bytes (`open_regular`), at most `MAX_JSON` of them."""
     with open_regular(path) as f:
         size = os.fstat(f.fileno()).st_size
         if size > MAX_JSON:
-            raise ValueError(f"{path} is larger than a JSON file of a run can be ({MAX_JSON:,} bytes)")
+            raise JSONError(path, f"it is larger than a JSON file of a run can be ({MAX_JSON:,} bytes)")
         return f.read(size)  # read(size): a buffer of the file's size, never MAX_JSON's
 
 
@@ -50,35 +60,35 @@ def read_text(path: Path) -> str:
 
 
 def read_json(path: str | os.PathLike) -> Any:
-    """A regular file's JSON (`open_regular`), at most `MAX_JSON` bytes of it. Reading it fails with an OSError (the
-    file cannot be read) or a ValueError naming the file and what is wrong: too large, not UTF-8, not JSON, a
-    key given twice in one object (JSON leaves which one counts open), arrays or objects nested too deeply to
-    read, or an integer longer than Python converts. NaN and Infinity, which Python's JSON writes and earlier
-    checkpoints hold, are read."""
+    """A regular file's JSON (`open_regular`), at most `MAX_JSON` bytes of it. Reading it fails with an OSError
+    (the file cannot be read) or a `JSONError` naming the file and what is wrong: too large, not UTF-8, not
+    JSON, a key given twice in one object (JSON leaves which one counts open), arrays or objects nested too
+    deeply to read, or an integer longer than Python converts. NaN and Infinity, which Python's JSON writes and
+    earlier checkpoints hold, are read."""
     path = Path(path)
     content = _read_bytes(path)
     try:
         return json.loads(content.decode(), object_pairs_hook=_object, parse_int=_integer)
     except UnicodeDecodeError:
-        raise ValueError(f"{path} is not valid JSON: it is not UTF-8 text") from None
+        raise JSONError(path, "it is not UTF-8 text") from None
     except RecursionError:
-        raise ValueError(f"{path} is not valid JSON: its arrays or objects are nested too deeply") from None
-    except ValueError as error:  # json.JSONDecodeError, `_object`'s or `_integer`'s
-        raise ValueError(f"{path} is not valid JSON: {error}") from None
+        raise JSONError(path, "its arrays or objects are nested too deeply") from None
+    except ValueError as error:  # json.JSONDecodeError, or `_object`'s and `_integer`'s InputError
+        raise JSONError(path, str(error)) from None
 
 
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     values = dict(pairs)
     if len(values) < len(pairs):
         twice = next(key for key, count in Counter(key for key, _ in pairs).items() if count > 1)
-        raise ValueError(f"the key {twice!r} appears twice in one object")
+        raise InputError(f"the key {twice!r} appears twice in one object")
     return values
 
 
 def _integer(digits: str) -> int:
     limit = sys.get_int_max_str_digits() or math.inf
     if len(digits.lstrip("-")) > limit:
-        raise ValueError(f"an integer of {len(digits):,} digits (at most {limit:,} are read)")
+        raise InputError(f"an integer of {len(digits):,} digits (at most {limit:,} are read)")
     return int(digits)
 
 
@@ -125,27 +135,27 @@ def write_together(contents: dict[Path, bytes]) -> None:
 
 
 def check_out(out: str | os.PathLike, option: str = "--out") -> None:
-    """A ValueError naming `option` when `out` is empty (the working directory, unnamed) or inside an installed
+    """An InputError naming `option` when `out` is empty (the working directory, unnamed) or inside an installed
     package, which a command never writes into."""
     if not str(out):
-        raise ValueError(f"{option} must name a directory, got ''")
+        raise InputError(f"{option} must name a directory, got ''")
     where = Path(out).resolve()
     for package in PACKAGES:
         if where.is_relative_to(package):
-            raise ValueError(f"{option} {str(out)!r} is inside the installed package {package}: choose another")
+            raise InputError(f"{option} {str(out)!r} is inside the installed package {package}: choose another")
 
 
 def check_out_file(path: str | os.PathLike, option: str = "--out") -> Path:
-    """A file a command is to write: a ValueError naming `option` when its directory is missing, not writable
+    """A file a command is to write: an InputError naming `option` when its directory is missing, not writable
     or inside an installed package (`check_out`), or when something other than a regular file (a directory, a
     FIFO that would block the write) is already there. Returns it as a `Path`."""
     path = Path(path)
     check_out(path, option)
     if not path.parent.is_dir():
-        raise ValueError(f"{option} {str(path)!r}: directory {str(path.parent)!r} does not exist")
+        raise InputError(f"{option} {str(path)!r}: directory {str(path.parent)!r} does not exist")
     if path.exists() and not path.is_file():
         what = "a directory" if path.is_dir() else "not a regular file"
-        raise ValueError(f"{option} {str(path)!r} is {what}")
+        raise InputError(f"{option} {str(path)!r} is {what}")
     if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise ValueError(f"{option} {str(path)!r}: permission denied")
+        raise InputError(f"{option} {str(path)!r}: permission denied")
     return path

@@ -218,8 +218,8 @@ def test_bad_runs_files_and_options_are_one_error_line(tmp_path, capsys):
     write_run(good, "dqn", "Breakout-v0", [(0, 100, 1.0)])
     run = tmp_path / "run"
     broken = {
-        "summary.json is not valid JSON: Expecting": lambda: (run / "summary.json").write_text("{"),
-        "summary.json is not valid JSON: the key 'seeds' appears twice": lambda: (run / "summary.json").write_text(
+        "summary.json: cannot read it as JSON: Expecting": lambda: (run / "summary.json").write_text("{"),
+        "summary.json: cannot read it as JSON: the key 'seeds' appears": lambda: (run / "summary.json").write_text(
             '{"algorithm": "dqn", "env_id": "maxatar/Breakout-v0", "seeds": [0], "seeds": [1]}'
         ),
         "seeds ['0'] are not whole numbers": lambda: (run / "summary.json").write_text(

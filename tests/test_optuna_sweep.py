@@ -235,8 +235,8 @@ def test_a_space_file_that_is_a_fifo_or_damaged_is_one_line_and_the_interrupt_li
     (tmp_path / "twice.json").write_text('{"lr": {"choices": [0.1]}, "lr": {"choices": [0.2]}}')
     for name, said in [
         ("fifo.json", "not a regular file"),
-        ("deep.json", "deep.json is not valid JSON: its arrays or objects are nested too deeply"),
-        ("twice.json", "twice.json is not valid JSON: the key 'lr' appears twice in one object"),
+        ("deep.json", "deep.json': cannot read a JSON search space: its arrays or objects are nested too deeply"),
+        ("twice.json", "twice.json': cannot read a JSON search space: the key 'lr' appears twice in one object"),
     ]:
         with pytest.raises(SystemExit) as stop:
             sweep.main([*argv, "--space", str(tmp_path / name)])
@@ -349,10 +349,10 @@ def test_preset_files_are_checked(tmp_path, capsys):
     with pytest.raises(ValueError, match="must hold a JSON object"):
         preset_values(pqn, str(tmp_path / "list.json"))
     (tmp_path / "twice.json").write_text('{"lr": 0.1, "lr": 0.2}')  # which one counts, JSON leaves open
-    with pytest.raises(ValueError, match=r"preset file .*twice.json is not valid JSON: the key 'lr' appears twice"):
+    with pytest.raises(ValueError, match=r"preset file '.*twice.json': cannot read it as JSON: the key 'lr' appears"):
         preset_values(pqn, str(tmp_path / "twice.json"))
     (tmp_path / "deep.json").write_text("[" * 100_000)
-    with pytest.raises(ValueError, match=r"deep.json is not valid JSON: its arrays or objects are nested too deeply"):
+    with pytest.raises(ValueError, match=r"deep.json': cannot read it as JSON: its arrays or objects are nested"):
         preset_values(pqn, str(tmp_path / "deep.json"))
     (tmp_path / "other.json").write_text(json.dumps({"lr": 0.1, "buffer_size": 10}))
     with pytest.raises(ValueError, match=r"unknown config field\(s\) \['buffer_size'\]"):

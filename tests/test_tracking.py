@@ -197,7 +197,7 @@ def test_a_tracking_json_that_is_a_fifo_or_damaged_is_one_error_naming_it(tmp_pa
     """--resume --track mlflow reads the run's tracking.json: a FIFO there would block the read for ever."""
     for name, damage, said in [
         ("fifo", os.mkfifo, "cannot read {path}: not a regular file"),
-        ("deep", lambda path: path.write_text("[" * 100_000), "{path} is not valid JSON: its arrays or objects"),
+        ("deep", lambda path: path.write_text("[" * 100_000), "{path}: cannot read it as JSON: its arrays or objects"),
         ("twice", lambda path: path.write_text('{"mlflow": {}, "mlflow": {}}'), "the key 'mlflow' appears twice"),
         ("list", lambda path: path.write_text("[]"), "{path} names no MLflow run (tracking_uri and run_id)"),
     ]:

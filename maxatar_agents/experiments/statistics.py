@@ -197,7 +197,7 @@ def read_summary(run: Path) -> dict:
         summary = files.read_json(path)
     except OSError as error:
         raise EvaluateError(f"{path}: cannot read it: {error.strerror or error}") from None
-    except ValueError as error:  # not JSON: the message names the file
+    except files.JSONError as error:  # its message names the file
         raise EvaluateError(str(error)) from None
     if not isinstance(summary, dict):
         raise EvaluateError(f"{path} holds a {type(summary).__name__}, not a run's summary (a JSON object)")

@@ -105,11 +105,9 @@ def load_space(algorithm: str, space: dict | str | Path | None, base: Any = None
         path = Path(space)
         try:
             space = files.read_json(path)  # a regular file only: a FIFO would block
-        except OSError as error:
-            reason = error.strerror or error
+        except (OSError, files.JSONError) as error:
+            reason = getattr(error, "reason", None) or error.strerror or error
             raise SweepError(f"--space {str(path)!r}: cannot read a JSON search space: {reason}") from None
-        except ValueError as error:  # not JSON: the message names the file
-            raise SweepError(f"--space: {error}") from None
     if not isinstance(space, dict) or not space:
         raise SweepError(f"the search space must be a non-empty JSON object of fields, got {space!r}")
     hints = field_types(agent_module(algorithm).Config)

@@ -320,7 +320,7 @@ class MlflowTracker(Tracker):
             saved = files.read_json(path)  # a regular file only: a FIFO would block
         except OSError as error:
             raise ValueError(f"cannot read {path}: {error.strerror or error}; remove it to start a new run") from None
-        except ValueError as error:
+        except files.JSONError as error:  # its message names the file
             raise ValueError(f"{error}; remove it to start a new run") from None
         saved = saved.get("mlflow") if isinstance(saved, dict) else None
         if not isinstance(saved, dict) or not all(isinstance(saved.get(k), str) for k in ("tracking_uri", "run_id")):

@@ -52,7 +52,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.files import open_regular, read_json
+from maxatar.files import JSONError, open_regular, read_json
 from maxatar_agents.algorithms.registry import AGENT_MODULES
 
 FORMAT = "maxatar_agents.checkpoint/1"
@@ -411,7 +411,7 @@ def read_meta(path: str | Path) -> dict[str, Any]:
         meta = read_json(file)
     except FileNotFoundError:
         raise CheckpointError(f"no checkpoint in {directory} ({META_FILE} is missing)") from None
-    except ValueError as error:  # damaged: not JSON, or larger than a JSON can be (the message names the file)
+    except JSONError as error:  # damaged, or larger than a JSON can be (its message names the file)
         raise CheckpointError(str(error)) from None
     except OSError as error:
         raise CheckpointError(f"cannot read {file}: {error.strerror or error}") from None

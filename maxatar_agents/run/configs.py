@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import maxatar
-from maxatar.files import read_json
+from maxatar.files import JSONError, read_json
 from maxatar.registry import qualified_id
 from maxatar_agents.algorithms.fields import ConfigError, ConfigTypeError, field_types
 
@@ -192,9 +192,9 @@ def preset_values(module: Any, preset: str) -> dict[str, Any]:
     try:
         values = read_json(path)  # a regular file only: a FIFO would block, /dev/zero never end
     except OSError as error:
-        raise ValueError(f"preset file {preset!r}: cannot read it as JSON: {error.strerror or error}") from None
-    except ValueError as error:  # not JSON: the message names the file
-        raise ValueError(f"preset file {error}") from None
+        raise ValueError(f"preset file {preset!r}: cannot read it as JSON: {error}") from None
+    except JSONError as error:
+        raise ValueError(f"preset file {preset!r}: cannot read it as JSON: {error.reason}") from None
     if not isinstance(values, dict):
         raise ValueError(
             f"preset file {preset!r} must hold a JSON object of config fields, got {type(values).__name__}"
