@@ -55,7 +55,7 @@ def _read_bytes(path: Path) -> bytes:
 
 
 def read_text(path: Path) -> str:
-    """A regular file's text (`open_regular`), at most `MAX_JSON` bytes of it."""
+    """A regular file's text (`open_regular`), at most `MAX_JSON` bytes of it (0.2.0's `maxatar_agents.files` name)."""
     return _read_bytes(path).decode()
 
 
