@@ -30,6 +30,7 @@ an `InputError`, which is a ValueError and a TypeError at once, so callers may c
   host (a host read would wait for the device on every step): with numpy output an out-of-range action raises
   before the step is committed, as on the Python backend; with JAX output nothing waits for the device, so it is
   clipped and flagged in `info["invalid_action"]`, as under `jit`.
+* `check_key_seeds`: the seeds of the command lines, which become 32-bit PRNG keys: 0 .. 2**32 - 1.
 * `check_num_envs`: an int (or numpy integer, not bool) in 1 .. `MAX_NUM_ENVS`.
 * states (reset option `state`): `check_state_values`, the values of a state whose structure, shapes and dtypes
   `maxatar.reset_options.check_state` has checked: the wrapper's fields, then the game's, against the ranges each
@@ -359,6 +360,16 @@ def check_seed(seed) -> int | None:
     return int(seed)
 
 
+def check_key_seeds(option: str, first, count: int = 1) -> int:
+    """`first` as a Python int, for seeds that become 32-bit PRNG keys (`jax.random.PRNGKey(seed)`, the agents'
+    seeds `first` .. `first + count - 1`, the renderers' and a sampler's seed): an integer (not bool) with all
+    of them in 0 .. 2**32 - 1, where a larger seed would repeat a smaller one's keys. Refused naming `option`."""
+    if isinstance(first, _BOOLS) or not isinstance(first, _INTEGERS) or not 0 <= first <= first + count - 1 < 2**32:
+        last = f" (and so must the last of its {count} seeds)" if count > 1 else ""
+        raise InputError(f"{option} must be an integer in 0 .. 2**32 - 1{last}, as a seed keeps 32 bits; got {first!r}")
+    return int(first)
+
+
 def check_num_envs(num_envs) -> int:
     """`num_envs` as a Python int: an int or numpy integer (not bool) in 1 .. `MAX_NUM_ENVS`."""
     if isinstance(num_envs, _BOOLS) or not isinstance(num_envs, _INTEGERS) or not 1 <= num_envs <= MAX_NUM_ENVS:
@@ -541,6 +552,7 @@ __all__ = [
     "check_field",
     "check_flag",
     "check_key",
+    "check_key_seeds",
     "check_num_envs",
     "check_params",
     "check_params_entry",

@@ -59,6 +59,8 @@ def private_dir(directory: Path) -> bool:
         for path in reversed(missing):
             path.mkdir(mode=0o700, exist_ok=True)  # mkdir's mode only loses bits to the umask, so 0700 stays 0700
         info = directory.stat()
+        if not stat.S_ISDIR(info.st_mode):  # a regular file: JAX would warn on every compile, naming no variable
+            raise NotADirectoryError(errno.ENOTDIR, "it is not a directory")
         if not os.access(directory, os.W_OK):  # JAX would fail every write, without a word
             raise PermissionError(errno.EACCES, "not writable by this process")
     except OSError as error:

@@ -385,7 +385,7 @@ class GymnaxEnv:
 
 def registered_envs() -> list[str]:
     """Every id `make` accepts: gymnax's names, then MaxAtar's own ids."""
-    return [*GYMNAX_IDS, *registered_ids()]
+    return [*GYMNAX_IDS, *registered_ids(variants=True)]
 
 
 def make(env_id: str, legacy_step_api: bool = False, **env_kwargs) -> tuple[GymnaxEnv, EnvParams]:
@@ -423,7 +423,7 @@ def make(env_id: str, legacy_step_api: bool = False, **env_kwargs) -> tuple[Gymn
 
     if env_id in GYMNAX_IDS:
         maxatar_id, name = GYMNAX_IDS[env_id], env_id
-    elif canonical_name(env_id) in {canonical_name(i) for i in registered_ids()}:
+    elif canonical_name(env_id) in {canonical_name(i) for i in registered_ids(variants=True)}:
         maxatar_id, name = env_id, f"maxatar/{canonical_name(env_id)}"
     else:
         check_registered(env_id, registered_envs())

@@ -33,8 +33,9 @@ MOVED_MODULES = {
     },
     **{
         f"maxatar_agents.{m}": f"maxatar_agents.run.{m}"
-        for m in ("cli", "runner", "artifacts", "checkpoint", "policies", "export", "files", "interrupts", "configs")
+        for m in ("cli", "runner", "artifacts", "checkpoint", "policies", "export", "interrupts", "configs")
     },
+    "maxatar_agents.files": "maxatar.files",  # the renderers' rules for files too
     **{
         f"maxatar_agents.{m}": f"maxatar_agents.experiments.{m}"
         for m in ("study", "tracking", "redaction", "published")

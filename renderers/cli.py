@@ -8,11 +8,11 @@ import sys
 import typing
 from collections.abc import Callable, Sequence
 
+from maxatar.checks import InputError, check_key_seeds
 from maxatar.extras import MissingExtra, require
 from maxatar.settings import SETTINGS
 
 MAX_FRAMES = 10_000  # a rollout's frames are held in memory before the GIF is written
-MAX_SEED = 2**32 - 1  # jax.random.key keeps 32 bits of a seed: 2**32 would play seed 0 again
 POLICY_HELP = (
     "'random' (default), 'pretrained' (the trained policy maxatar_agents ships for --env) or a path to a "
     "maxatar_agents checkpoint"
@@ -21,6 +21,18 @@ SETTING_HELP = (
     "a paper's MinAtar setting (sticky actions, action set, time limit; see maxatar.settings); default: the "
     "environment's own for random or human play, the one a --policy was trained in"
 )
+
+
+def key_seed(text: str) -> int:
+    """`--seed`: jax.random.key keeps 32 bits of a seed (`maxatar.checks.check_key_seeds`)."""
+    try:
+        seed = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected int, got {text!r}") from None
+    try:
+        return check_key_seeds("the seed", seed)  # argparse names the option
+    except InputError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def bounded(kind: Callable, low, high=None) -> Callable[[str], object]:
@@ -57,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     gif.add_argument("--policy", default="random", help=POLICY_HELP)
     gif.add_argument("--setting", choices=SETTINGS, help=SETTING_HELP)
     gif.add_argument("--steps", type=bounded(int, 1, MAX_FRAMES), default=300, help="number of frames (one per action)")
-    gif.add_argument("--seed", type=bounded(int, 0, MAX_SEED), default=0)
+    gif.add_argument("--seed", type=key_seed, default=0)
     gif.add_argument("--out", required=True, help="output .gif file")
     gif.add_argument("--fps", type=bounded(float, 0.1, 100.0), default=15.0, help="playback speed")
     gif.add_argument("--scale", type=bounded(int, 1, 64), default=None, help="pixels per grid cell")
@@ -72,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--setting", choices=SETTINGS, help=SETTING_HELP)
     play.add_argument("--fps", type=bounded(float, 0.5, 60.0), default=10.0, help="steps per second")
     play.add_argument("--zoom", type=bounded(int, 1, 16), default=3, help="window enlargement")
-    play.add_argument("--seed", type=bounded(int, 0, MAX_SEED), default=0)
+    play.add_argument("--seed", type=key_seed, default=0)
     play.add_argument("--steps", type=bounded(int, 1), default=None, help="stop after this many steps")
     play.set_defaults(run=run_play, subparser=play)
     return parser

@@ -7,29 +7,26 @@ from pathlib import Path
 
 import numpy as np
 
+from maxatar import files
 from maxatar.extras import require
 
 
 def check_output_path(path: str | os.PathLike) -> Path:
-    """Fail before any work if a GIF cannot be written at `path`; returns it as a `Path`."""
+    """Fail before any work if a GIF cannot be written at `path` (`maxatar.files.check_out_file`: a writable
+    directory outside the installed packages, and no directory or FIFO in its place); returns it as a `Path`."""
     path = Path(path)
     if path.suffix.lower() != ".gif":
         raise ValueError(f"output file must end in .gif, got {str(path)!r}")
-    if path.is_dir():
-        raise ValueError(f"output path {str(path)!r} is a directory")
-    parent = path.parent
-    if not parent.is_dir():
-        raise ValueError(f"cannot write {str(path)!r}: directory {str(parent)!r} does not exist")
-    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise ValueError(f"cannot write {str(path)!r}: permission denied")
-    return path
+    return files.check_out_file(path, "output file")
 
 
 def write_gif(path: str | os.PathLike, frames, fps: float = 15.0) -> Path:
     """Write uint8 frames (N, H, W, 3) as a looping GIF played at `fps` frames per second.
 
     GIF delays are whole hundredths of a second, so the speed is rounded; Pillow merges identical
-    consecutive frames into one longer frame (the step counter of the overlay keeps frames distinct).
+    consecutive frames into one longer frame (the step counter of the overlay keeps frames distinct). The GIF
+    is encoded in memory and then written whole (`maxatar.files.write_whole`): a full disk is an OSError and
+    leaves no part of a GIF.
     """
     require("render", "imageio")
     import imageio.v3 as iio
@@ -40,6 +37,5 @@ def write_gif(path: str | os.PathLike, frames, fps: float = 15.0) -> Path:
     if not fps > 0:
         raise ValueError(f"fps must be positive, got {fps!r}")
     path = check_output_path(path)
-    with open(path, "wb") as f:  # opened here: a path that cannot be written is an OSError before imageio starts
-        iio.imwrite(f, frames, extension=".gif", duration=1000.0 / fps, loop=0)
+    files.write_whole(path, iio.imwrite("<bytes>", frames, extension=".gif", duration=1000.0 / fps, loop=0))
     return path

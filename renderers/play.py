@@ -21,15 +21,15 @@ from maxatar.core import Environment, EnvParams, EnvState
 from maxatar.extras import require
 from renderers.frames import frame
 from renderers.rollout import Policy
-from renderers.window import Window, init_display
+from renderers.window import NoDisplayError, Window, display_variables, init_display
 
 # SDL's video drivers that show nothing: SDL falls back to one where there is no display (no DISPLAY or
 # WAYLAND_DISPLAY), and `play` would then run episodes nobody sees, with no key ever pressed.
 HEADLESS_DRIVERS = ("offscreen", "dummy")
-
-
-class NoDisplayError(RuntimeError):
-    """`play` found no display to open its window on."""
+ELSEWHERE = (
+    "run it on a desktop, or record a GIF instead (python -m renderers gif --env ID [--policy ...] --out "
+    "play.gif); SDL_VIDEODRIVER=dummy plays without a window anyway"
+)
 
 
 def check_display(pygame) -> None:
@@ -39,9 +39,8 @@ def check_display(pygame) -> None:
     if driver in HEADLESS_DRIVERS and os.environ.get("SDL_VIDEODRIVER") != driver:
         pygame.display.quit()
         raise NoDisplayError(
-            f"no display to open the game's window on (SDL fell back to its {driver!r} video driver; DISPLAY and "
-            "WAYLAND_DISPLAY are unset): run it on a desktop, or record a GIF instead (python -m renderers gif "
-            "--env ID [--policy ...] --out play.gif); SDL_VIDEODRIVER=dummy plays without a window anyway"
+            f"no display to open the game's window on (SDL fell back to its {driver!r} video driver; "
+            f"{display_variables()}): {ELSEWHERE}"
         )
 
 
@@ -94,7 +93,10 @@ def play(
     import pygame
 
     env, params = maxatar.make(env_id, **make_kwargs)
-    init_display(pygame)  # pygame translates key names to codes once its display is up
+    try:
+        init_display(pygame)  # pygame translates key names to codes once its display is up
+    except NoDisplayError as error:
+        raise NoDisplayError(f"{error}: {ELSEWHERE}") from None
     check_display(pygame)
     keys = {pygame.key.key_code(name): name for name in env.looks.keymap}
     controls = "arrows move, space fires, R restarts, Esc quits" if policy is None else "R restarts, Esc quits"

@@ -8,20 +8,36 @@ import numpy as np
 
 from maxatar.extras import require
 
+DISPLAY_VARIABLES = ("SDL_VIDEODRIVER", "DISPLAY", "WAYLAND_DISPLAY")
+
+
+class NoDisplayError(RuntimeError):
+    """No display to open a window on."""
+
+
+def display_variables() -> str:
+    """The variables that choose a display, as set (`DISPLAY=':99'`), or that none is."""
+    given = [f"{name}={os.environ[name]!r}" for name in DISPLAY_VARIABLES if os.environ.get(name)]
+    return ", ".join(given) if given else f"{', '.join(DISPLAY_VARIABLES)} unset"
+
 
 def init_display(pygame) -> None:
     """`pygame.display.init()`, quietly where there is no display: with neither DISPLAY nor WAYLAND_DISPLAY set
     (and no SDL_VIDEODRIVER asked for), SDL would probe Wayland, whose library prints `error: XDG_RUNTIME_DIR is
     invalid or not set` before SDL falls back to a driver that shows nothing; SDL's offscreen driver, that
-    fallback, is named for this one call instead."""
-    if any(os.environ.get(name) for name in ("SDL_VIDEODRIVER", "DISPLAY", "WAYLAND_DISPLAY")):
-        pygame.display.init()
-        return
-    os.environ["SDL_VIDEODRIVER"] = "offscreen"
+    fallback, is named for this one call instead. A driver that cannot start (`SDL_VIDEODRIVER=x11` without an
+    X server) is a `NoDisplayError` naming the variables."""
     try:
-        pygame.display.init()
-    finally:
-        del os.environ["SDL_VIDEODRIVER"]  # `renderers.play.check_display` tells a driver asked for from a fallback
+        if any(os.environ.get(name) for name in DISPLAY_VARIABLES):
+            pygame.display.init()
+            return
+        os.environ["SDL_VIDEODRIVER"] = "offscreen"
+        try:
+            pygame.display.init()
+        finally:
+            del os.environ["SDL_VIDEODRIVER"]  # `renderers.play.check_display` tells a driver asked for from a fallback
+    except pygame.error as error:
+        raise NoDisplayError(f"no display to open a window on ({error}; {display_variables()})") from None
 
 
 class Window:

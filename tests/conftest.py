@@ -1,7 +1,9 @@
 """Shared test configuration: hypothesis profiles (deterministic in CI) and headless rendering."""
 
+import errno
 import os
 import signal
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -44,6 +46,19 @@ def stray_sigterm_fails():
     before = signal.signal(signal.SIGTERM, stray)
     yield stray
     signal.signal(signal.SIGTERM, before)
+
+
+@pytest.fixture
+def full_disk(monkeypatch):
+    """A full disk (ENOSPC) for the files the commands write whole (`maxatar.files.write_whole`, through
+    `Path.write_bytes`): each write stops after a few bytes."""
+
+    def write_bytes(path: Path, data: bytes) -> int:
+        with open(path, "wb") as f:
+            f.write(data[:3])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(Path, "write_bytes", write_bytes)
 
 
 def pytest_unconfigure(config):

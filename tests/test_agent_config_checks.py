@@ -361,9 +361,9 @@ OUT_OF_BOUNDS = [
     ("dqn", ["--num-envs", "100000000"], "num_envs must be in [1, 65,536], got 100000000"),
     ("dqn", ["--eval-episodes", "1000000000"], "eval_episodes must be in [1, 65,536], got 1000000000"),
     ("dqn", ["--frames", "1e30"], "total_steps must be in [1, 2,147,483,647], got 1"),
-    ("dqn", ["--seed", "-1"], "--seed must be in [0, 4294967295]: seed i uses PRNGKey(seed + i); got -1"),
-    ("dqn", ["--seed", str(2**64)], f"--seed must be in [0, 4294967295]: seed i uses PRNGKey(seed + i); got {2**64}"),
-    ("dqn", ["--seed", str(2**32 - 1), "--seeds", "2"], "(and --seed + --seeds - 1, the last seed, 4294967296)"),
+    ("dqn", ["--seed", "-1"], "--seed must be an integer in 0 .. 2**32 - 1, as a seed keeps 32 bits; got -1"),
+    ("dqn", ["--seed", str(2**64)], f"as a seed keeps 32 bits; got {2**64}"),
+    ("dqn", ["--seed", str(2**32 - 1), "--seeds", "2"], "(and so must the last of its 2 seeds)"),
     ("sac", ["--critic-pessimism", "0.5"], "critic_pessimism is used only with critic_target='blend', not 'min'"),
 ]
 

@@ -445,7 +445,10 @@ DAMAGE = {
     "empty seeds": (edit_meta(seeds=[]), JSON, "seeds is [], not a list of whole numbers"),
     "a path as state_file": (edit_meta(state_file="../../etc/passwd"), JSON, "state_file is '../../etc/passwd'"),
     "bad sha256": (edit_meta(state_sha256="00"), JSON, "state_sha256 is '00', not a sha256"),
-    "binary JSON": (lambda d: replace_file(d / META, b"\xff\xfe\x00garbage"), JSON, "is damaged: it is not text"),
+    "binary JSON": (lambda d: replace_file(d / META, b"\xff\xfe\x00garbage"), JSON, "as JSON: it is not UTF-8"),
+    "deep nesting": (lambda d: replace_file(d / META, b"[" * 100_000), JSON, "as JSON: its arrays or objects"),
+    "5,000 digits": (lambda d: replace_file(d / META, b"9" * 5000), JSON, "an integer of 5,000 digits"),
+    "a key twice": (lambda d: replace_file(d / META, b'{"a": 1, "a": 2}'), JSON, "the key 'a' appears twice"),
 }
 
 

@@ -136,6 +136,8 @@ def test_a_cache_directory_that_cannot_be_made_or_written_is_one_warning(tmp_pat
         UserWarning, match=r"cache .*afile/sub: cannot create or write it \(Not a directory\); set MAXATAR"
     ):
         assert not compilation_cache.private_dir(tmp_path / "afile" / "sub")
+    with pytest.warns(UserWarning, match=r"afile: cannot create or write it \(it is not a directory\); set MAXATAR"):
+        assert not compilation_cache.private_dir(tmp_path / "afile")  # MAXATAR_CACHE_DIR naming a regular file
     frozen = tmp_path / "frozen"
     frozen.mkdir(mode=0o700)
     if subprocess.run(["chattr", "+i", str(frozen)], capture_output=True).returncode != 0:

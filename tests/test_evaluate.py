@@ -130,6 +130,9 @@ def test_reading_runs(tmp_path):
     assert ev.read_runs([str(tmp_path / "a")], "recent_return", ["Freeway-v0"])["dqn-p"].keys() == {"Freeway-v0"}
     with pytest.raises(SystemExit, match="final_eval_return_per_seed"):
         ev.read_runs([str(tmp_path / "a")], "final_eval", None)
+    write_run(tmp_path / "text" / "Freeway-v0", "dqn", "Freeway-v0", [(0, 1, 1.0)], final_eval_return_per_seed=["1"])
+    with pytest.raises(SystemExit, match=r"final_eval_return_per_seed \['1'\] is not a list of numbers"):
+        ev.read_runs([str(tmp_path / "text")], "final_eval", None)  # a score given as text is no score
     # labels; a second run of the same seeds under the same agent is refused, under another label it is not
     write_run(tmp_path / "b" / "Breakout-v0", "dqn", "Breakout-v0", [(0, 200, 3.0)])
     with pytest.raises(SystemExit, match="different labels"):
@@ -215,7 +218,13 @@ def test_bad_runs_files_and_options_are_one_error_line(tmp_path, capsys):
     write_run(good, "dqn", "Breakout-v0", [(0, 100, 1.0)])
     run = tmp_path / "run"
     broken = {
-        "summary.json: cannot read it as JSON": lambda: (run / "summary.json").write_text("{"),
+        "summary.json: cannot read it as JSON: Expecting": lambda: (run / "summary.json").write_text("{"),
+        "summary.json: cannot read it as JSON: the key 'seeds' appears": lambda: (run / "summary.json").write_text(
+            '{"algorithm": "dqn", "env_id": "maxatar/Breakout-v0", "seeds": [0], "seeds": [1]}'
+        ),
+        "seeds ['0'] are not whole numbers": lambda: (run / "summary.json").write_text(
+            '{"algorithm": "dqn", "env_id": "maxatar/Breakout-v0", "seeds": ["0"]}'
+        ),
         "holds a list, not a run's summary": lambda: (run / "summary.json").write_text("[]"),
         "it has no env_id": lambda: (run / "summary.json").write_text('{"algorithm": "dqn", "seeds": [0]}'),
         "metrics.csv: cannot read it": lambda: (run / "metrics.csv").unlink(),
@@ -235,8 +244,9 @@ def test_bad_runs_files_and_options_are_one_error_line(tmp_path, capsys):
         damage()
         assert message in evaluate_error(capsys, run, "--out", out)
         assert not out.exists()  # every input is read before --out is made
-    not_json = tmp_path / "random.json"
+    not_json, text_mean = tmp_path / "random.json", tmp_path / "text_mean.json"
     not_json.write_text("nope")
+    text_mean.write_text(json.dumps({"scores": {"Breakout-v0": {"mean": "1"}}}))
     a_file = tmp_path / "file"
     a_file.write_text("x")
     fifo, zero = tmp_path / "fifo.json", tmp_path / "zero.json"
@@ -247,6 +257,7 @@ def test_bad_runs_files_and_options_are_one_error_line(tmp_path, capsys):
         (["--seeds", "x"], "unrecognized arguments: --seeds x"),
         (["--seed", "x"], "invalid int value: 'x'"),
         (["--random-scores", not_json], "not a --measure-random file"),
+        (["--random-scores", text_mean], "not a --measure-random file (ValueError: a mean that is not a number"),
         (["--random-scores", fifo], f"--random-scores {fifo}: cannot read it: not a regular file"),
         (["--random-scores", zero], f"--random-scores {zero}: cannot read it: not a regular file"),
         (["--random-scores", tmp_path / "none.json"], "none.json is missing: python -m maxatar_agents.evaluate"),
@@ -263,12 +274,21 @@ def test_bad_runs_files_and_options_are_one_error_line(tmp_path, capsys):
     # --measure-random writes only where it is told, and never less than one episode.
     before = ev.RANDOM_SCORES.read_bytes()
     assert "name the file" in evaluate_error(capsys, "--measure-random")
-    assert "--episodes must be in [1, 65,536]" in evaluate_error(
-        capsys, "--measure-random", "--random-scores", tmp_path / "r.json", "--episodes", "0"
-    )
+    for episodes in ("0", "1"):  # one episode has no standard error
+        assert "--episodes must be in [2, 65,536]" in evaluate_error(
+            capsys, "--measure-random", "--random-scores", tmp_path / "r.json", "--episodes", episodes
+        )
     for target in (a_file / "r.json", fifo, zero, tmp_path):  # a FIFO would block the write, /dev/zero take it
         assert "cannot write --random-scores" in evaluate_error(capsys, "--measure-random", "--random-scores", target)
     assert ev.RANDOM_SCORES.read_bytes() == before and not (tmp_path / "r.json").exists()
+
+
+def test_a_full_disk_is_one_error_line_and_leaves_no_part_of_a_file(tmp_path, capsys, full_disk):
+    good, out = tmp_path / "good", tmp_path / "out"
+    write_run(good, "dqn", "Breakout-v0", [(0, 100, 1.0)])
+    err = evaluate_error(capsys, good, "--out", out, "--bootstrap", "10")
+    assert f"error: cannot write to --out '{out}': No space left on device" in err and err.count("\n") == 1, err
+    assert list(out.iterdir()) == []
 
 
 def test_an_out_that_holds_a_run_is_written_only_while_no_run_trains_there(tmp_path, capsys):

@@ -181,6 +181,8 @@ def test_names_action_sets_and_defaults():
     assert cartpole.num_actions == 2 and params.sticky_action_prob == 0.0 and params.max_steps == 500
     assert gymnax.make("maxatar/Breakout-v0")[0].name == "maxatar/Breakout-v0"
     assert gymnax.make("maxatar/Doors-v0", size=5)[0].observation_space().shape == (25,)
+    flat, params = gymnax.make("maxatar/Breakout-flat-v0")  # any id maxatar.make takes: the variants too
+    assert flat.name == "maxatar/Breakout-flat-v0" and flat.observation_space(params).shape == (400,)
 
 
 def test_bad_ids_and_keywords_raise_clearly():

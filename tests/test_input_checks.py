@@ -316,6 +316,8 @@ def test_internal_keywords_sizes_and_sb3_inputs_are_refused():
     from maxatar.gym import registered  # the entry points exist for the registered ids alone
 
     assert not hasattr(registered, "__path__") and not hasattr(registered, "Nonsense-v0")
+    for name in ("Breakout-v0", "vector_Breakout-v0"):  # an id given positionally would take the id's place
+        refused(lambda name=name: getattr(registered, name)("maxatar/Asterix-v0"), "positional", "keywords")
     for make in (maxatar.make, gymnax.make, make_sb3_vec_env):  # the id is their first argument: Python refuses
         refused(lambda make=make: make(GAME, env_id="maxatar/Breakout-v0"), "env_id")
     venv = make_sb3_vec_env(GAME, num_envs=4, seed=0)

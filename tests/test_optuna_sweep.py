@@ -189,6 +189,13 @@ def test_bad_sweep_inputs_fail_clearly(tmp_path, capsys):
         run(space={"lr": {"low": 1e-3, "high": 1e-4}})
     with pytest.raises(sweep.SweepError, match="hidden is not a number field"):
         run(space={"hidden": {"low": 1, "high": 2}})
+    for step, message in [(0, "lr's step must be a number > 0, got 0"), ("1", "lr's step must be a number")]:
+        with pytest.raises(sweep.SweepError, match=message):
+            run(space={"lr": {"low": 1e-4, "high": 1e-3, "step": step}})
+    with pytest.raises(sweep.SweepError, match="num_envs's step must be a whole number > 0, got 0.5"):
+        run(space={"num_envs": {"low": 2, "high": 8, "step": 0.5}})
+    with pytest.raises(sweep.SweepError, match="lr takes a step or a log scale, not both"):
+        run(space={"lr": {"low": 1e-4, "high": 1e-3, "step": 1e-4, "log": True}})
     with pytest.raises(sweep.SweepError, match="unknown tracker|invalid"):
         run(track="wandb")
     for argv, message in [
@@ -200,11 +207,68 @@ def test_bad_sweep_inputs_fail_clearly(tmp_path, capsys):
         (["--trials", "1", "--set", "nonsense=1"], "--set expects FIELD=VALUE"),
         (["--trials", "1", "--pruner", "asha"], "invalid choice: 'asha'"),
         (["--trials", "1", "--track", "wandb"], "invalid choice: 'wandb'"),
+        *[
+            (["--trials", "1", option, value], f"{option} must be an integer in 0 .. 2**32 - 1")
+            for option in ("--seed", "--sampler-seed")
+            for value in ("-1", str(2**64))
+        ],
+        (["--trials", "1", "--seed", str(2**32 - 1), "--seeds", "2"], "(and so must the last of its 2 seeds)"),
+        *[
+            (["--trials", "1", "--study-name", name], "--study-name must be a name of 1 to 255 bytes")
+            for name in ("x" * 300, "é" * 128, "\n", " ", "a\nb", "a/b", "..")
+        ],
+        *[(["--trials", "1", "--timeout", t], "--timeout must be a number of seconds > 0") for t in ("-1", "0", "nan")],
+        (["--trials", "1", "--track-uri", "mlruns"], "--track-uri needs --track mlflow or --track tensorboard"),
     ]:
         with pytest.raises(SystemExit) as stop:
             sweep.main(["--algo", "pqn", "--out", str(tmp_path), *argv])
         assert stop.value.code == 2
         assert message in capsys.readouterr().err
+
+
+def test_a_space_file_that_is_a_fifo_or_damaged_is_one_line_and_the_interrupt_line_claims_no_files(
+    tmp_path, capsys, monkeypatch
+):
+    argv = ["--algo", "pqn", "--env", "maxatar/CartPole-v1", "--trials", "1", "--out", str(tmp_path / "sweep")]
+    os.mkfifo(tmp_path / "fifo.json")  # a plain read waits for a writer for ever
+    (tmp_path / "deep.json").write_text("[" * 100_000)
+    (tmp_path / "twice.json").write_text('{"lr": {"choices": [0.1]}, "lr": {"choices": [0.2]}}')
+    for name, said in [
+        ("fifo.json", "not a regular file"),
+        ("deep.json", "deep.json': cannot read a JSON search space: its arrays or objects are nested too deeply"),
+        ("twice.json", "twice.json': cannot read a JSON search space: the key 'lr' appears twice in one object"),
+    ]:
+        with pytest.raises(SystemExit) as stop:
+            sweep.main([*argv, "--space", str(tmp_path / name)])
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and said in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "sweep").exists()
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep, "optimize", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sweep.main(argv)
+    err = capsys.readouterr().err
+    assert "interrupted; no trial had finished; run the same command again" in err and "summary.json" not in err
+
+
+def test_a_trial_running_without_a_heartbeat_that_fills_the_study_is_explained(tmp_path, capsys):
+    """With SQLite's default (no heartbeat), a trial whose worker was killed stays RUNNING and counts towards
+    --total-trials: the worker that finds the study full says how to fail it."""
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    study = optuna.create_study(storage=url, study_name="held", direction="maximize")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        study.ask()  # its worker was killed: RUNNING, no heartbeat
+    sweep.optimize(
+        "pqn", "maxatar/CartPole-v1", out=tmp_path, storage=url, study_name="held", total_trials=1,
+        overrides=OVERRIDES, space=SPACE, seeds=2,
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert "already holds its 1 trials (--total-trials), 1 of them running; without a heartbeat (--heartbeat" in err
+    assert f"`optuna tell --storage {url} --study-name held --trial-number 0 --state fail`" in err
 
 
 def test_total_trials_counts_the_trials_of_the_whole_study(tmp_path, capsys):
@@ -284,6 +348,12 @@ def test_preset_files_are_checked(tmp_path, capsys):
     (tmp_path / "list.json").write_text("[1, 2]")
     with pytest.raises(ValueError, match="must hold a JSON object"):
         preset_values(pqn, str(tmp_path / "list.json"))
+    (tmp_path / "twice.json").write_text('{"lr": 0.1, "lr": 0.2}')  # which one counts, JSON leaves open
+    with pytest.raises(ValueError, match=r"preset file '.*twice.json': cannot read it as JSON: the key 'lr' appears"):
+        preset_values(pqn, str(tmp_path / "twice.json"))
+    (tmp_path / "deep.json").write_text("[" * 100_000)
+    with pytest.raises(ValueError, match=r"deep.json': cannot read it as JSON: its arrays or objects are nested"):
+        preset_values(pqn, str(tmp_path / "deep.json"))
     (tmp_path / "other.json").write_text(json.dumps({"lr": 0.1, "buffer_size": 10}))
     with pytest.raises(ValueError, match=r"unknown config field\(s\) \['buffer_size'\]"):
         preset_values(pqn, str(tmp_path / "other.json"))

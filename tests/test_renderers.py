@@ -344,11 +344,13 @@ def gif_error(args: list[str], capsys) -> str:
         ({"--out": "{tmp}/x.png"}, "must end in .gif"),
         ({"--steps": "0"}, "--steps: must be between 1 and 10000, got 0"),
         ({"--steps": "many"}, "--steps: expected int, got 'many'"),
-        ({"--seed": "-1"}, "--seed: must be between 0 and 4294967295"),
-        ({"--seed": str(2**64)}, f"--seed: must be between 0 and 4294967295, got {2**64}"),
+        ({"--seed": "-1"}, "--seed: the seed must be an integer in 0 .. 2**32 - 1"),
+        ({"--seed": str(2**64)}, f"as a seed keeps 32 bits; got {2**64}"),
         ({"--fps": "nan"}, "--fps: must be between 0.1 and 100.0, got nan"),
         ({"--out": "/proc/x.gif"}, "--out: cannot write '/proc/x.gif'"),
         ({"--policy": "{tmp}/no_such_checkpoint"}, "does not exist"),
+        ({"--out": str(Path(fr.__file__).parent / "x.gif")}, "is inside the installed package"),
+        ({"--out": "{tmp}/fifo.gif"}, "--out: output file '{tmp}/fifo.gif' is not a regular file"),
         ({"--setting": "ale"}, "--setting: invalid choice: 'ale'"),
         ({"--scale": "1"}, "--scale: at scale 1 the frames are 15 pixels wide, too narrow for the score/step overlay"),
         ({"--scale": "5"}, "the smallest scale with it is 6, or pass --no-overlay"),
@@ -356,11 +358,21 @@ def gif_error(args: list[str], capsys) -> str:
 )
 def test_cli_rejects_bad_arguments(tmp_path, capsys, change, message):
     options = {"--env": "maxatar/Doors-v0", "--steps": "5", "--out": "{tmp}/x.gif", **change}
+    if "fifo" in options["--out"]:
+        os.mkfifo(tmp_path / "fifo.gif")  # opening it to write would wait for a reader
     args = ["gif"] + [item.format(tmp=tmp_path) for pair in options.items() for item in pair]
     err = gif_error(args, capsys)
-    assert message in err and err.startswith("python -m renderers gif: error:") and err.count("\n") == 1
-    assert "(see python -m renderers gif --help)" in err
-    assert not list(tmp_path.glob("*.gif"))
+    assert message.format(tmp=tmp_path) in err and err.startswith("python -m renderers gif: error:"), err
+    assert "(see python -m renderers gif --help)" in err and err.count("\n") == 1
+    assert not [path for path in tmp_path.glob("*.gif") if path.is_file()]
+
+
+def test_a_full_disk_is_one_error_line_and_leaves_the_previous_gif(tmp_path, capsys, full_disk):
+    out = tmp_path / "x.gif"
+    out.write_text("GIF89a before")  # Path.write_bytes is the full disk's
+    err = gif_error(["gif", "--env", "maxatar/Doors-v0", "--steps", "2", "--out", str(out)], capsys)
+    assert f"--out: cannot write '{out}': No space left on device" in err and err.count("\n") == 1, err
+    assert out.read_text() == "GIF89a before" and [p.name for p in tmp_path.iterdir()] == ["x.gif"]
 
 
 def test_cli_renders_the_smallest_scale_without_the_overlay(tmp_path, capsys):
@@ -441,6 +453,17 @@ def test_play_without_a_display_stops_with_an_error(monkeypatch, capsys):
     assert stop.value.code == 2
     assert "no display to open the game's window on" in capsys.readouterr().err
     assert not pygame.display.get_init()
+
+
+def test_play_with_a_video_driver_that_cannot_start_stops_with_an_error(monkeypatch, capsys):
+    """SDL_VIDEODRIVER naming a driver that cannot start (x11 without an X server; here one SDL does not have)
+    is one error line naming the variable, not pygame's traceback."""
+    monkeypatch.setenv("SDL_VIDEODRIVER", "no-such-driver")
+    with pytest.raises(SystemExit) as stop:
+        main(["play", "--env", "maxatar/Doors-v0", "--steps", "1"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1, err
+    assert "no display to open a window on (no-such-driver not available; SDL_VIDEODRIVER='no-such-driver')" in err
 
 
 def test_without_a_display_a_window_opens_quietly_and_play_refuses(monkeypatch, capfd):

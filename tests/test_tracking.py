@@ -193,6 +193,24 @@ def test_metric_names_per_run_and_mean():
     assert names["loss/lr-0.1/seed0"] == 1.0 and names["loss/lr-0.2/seed1"] == 3.0
 
 
+def test_a_tracking_json_that_is_a_fifo_or_damaged_is_one_error_naming_it(tmp_path):
+    """--resume --track mlflow reads the run's tracking.json: a FIFO there would block the read for ever."""
+    for name, damage, said in [
+        ("fifo", os.mkfifo, "cannot read {path}: not a regular file"),
+        ("deep", lambda path: path.write_text("[" * 100_000), "{path}: cannot read it as JSON: its arrays or objects"),
+        ("twice", lambda path: path.write_text('{"mlflow": {}, "mlflow": {}}'), "the key 'mlflow' appears twice"),
+        ("list", lambda path: path.write_text("[]"), "{path} names no MLflow run (tracking_uri and run_id)"),
+    ]:
+        run_dir = tmp_path / name
+        run_dir.mkdir()
+        damage(run_dir / tracking.RUN_FILE)
+        tracker = tracking.make_tracker("mlflow", str(tmp_path / "mlruns"), run_dir)
+        with pytest.raises(ValueError) as error:
+            tracker.start(pqn.Config(), None, [0], resume=True)
+        message = str(error.value)
+        assert said.format(path=run_dir / tracking.RUN_FILE) in message and "remove it to start a new run" in message
+
+
 def test_bad_tracking_options_fail_clearly(capsys, tmp_path):
     out = str(tmp_path / "run")
     for argv, message in [

@@ -18,13 +18,14 @@ VECTOR = "vector_"
 INTERNAL = ("env_id",)  # what the registration itself fills in
 
 
-def _make(cls: type, env_id: str, /, **kwargs):
+def _make(cls: type, env_id: str, /, *args, **kwargs):
     internal = [name for name in INTERNAL if name in kwargs]
-    if internal:
+    if internal or args:  # Gymnasium passes keywords only; a positional argument would land on the id's place
         own = [p for p in inspect.signature(cls).parameters if p not in ("self", "kwargs", *INTERNAL)]
+        given = f"positional argument(s) {list(args)}" if args else f"argument(s) {internal}"
         raise InputError(
-            f"{env_id}: unexpected argument(s) {internal} (the id is the registration's own); "
-            f"it takes {', '.join([*own, *keywords(env_id)])}"
+            f"{env_id}: unexpected {given} (the id is the registration's own); it takes the keywords "
+            f"{', '.join([*own, *keywords(env_id)])}"
         )
     return cls(env_id, **kwargs)
 

@@ -51,7 +51,6 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import json
 import math
 import os
 import re
@@ -61,10 +60,11 @@ from pathlib import Path
 
 import numpy as np
 
+from maxatar import files
 from maxatar.machine import machine_now
 from maxatar.registry import MINATAR_GAMES as GAMES
 from maxatar_agents.experiments.published import MINATAR_DQN
-from maxatar_agents.run import checkpoint, files
+from maxatar_agents.run import checkpoint
 from maxatar_agents.run.configs import Parser
 
 # --- configuration ---
@@ -109,7 +109,10 @@ def seed_scores(run: Path, summary: dict, score: str) -> list[float]:
     if score == "final_eval":
         if "final_eval_return_per_seed" not in summary:
             raise EvaluateError(f"{run}/summary.json has no final_eval_return_per_seed (use --score recent_return)")
-        values = [float(v) for v in summary["final_eval_return_per_seed"]]
+        values = summary["final_eval_return_per_seed"]
+        if not isinstance(values, list) or not all(is_number(v) for v in values):
+            raise EvaluateError(f"{run}/summary.json: final_eval_return_per_seed {values!r} is not a list of numbers")
+        values = [float(v) for v in values]
     else:
         last: dict[int, tuple[int, float]] = {}  # seed -> (frames, recent_return) of its latest row
         try:
@@ -130,6 +133,11 @@ def seed_scores(run: Path, summary: dict, score: str) -> list[float]:
     if len(values) != len(seeds) or not all(math.isfinite(v) for v in values):
         raise EvaluateError(f"{run}: {score} scores {values} for seeds {seeds}: not one finite score per seed")
     return values
+
+
+def is_number(value) -> bool:
+    """A JSON number: not text such as "1", not true or null."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def run_spec(spec: str) -> tuple[str | None, Path]:
@@ -186,9 +194,11 @@ def read_summary(run: Path) -> dict:
     """A run's summary.json, checked to hold what evaluate reads from it."""
     path = run / "summary.json"
     try:
-        summary = json.loads(files.read_text(path))
-    except (OSError, ValueError) as error:  # ValueError: not JSON, or not UTF-8 text
-        raise EvaluateError(f"{path}: cannot read it as JSON: {error}") from None
+        summary = files.read_json(path)
+    except OSError as error:
+        raise EvaluateError(f"{path}: cannot read it: {error.strerror or error}") from None
+    except files.JSONError as error:  # its message names the file
+        raise EvaluateError(str(error)) from None
     if not isinstance(summary, dict):
         raise EvaluateError(f"{path} holds a {type(summary).__name__}, not a run's summary (a JSON object)")
     missing = [key for key in ("env_id", "algorithm", "seeds") if key not in summary]
@@ -197,10 +207,8 @@ def read_summary(run: Path) -> dict:
     seeds = summary["seeds"]
     if not isinstance(summary["env_id"], str) or not (isinstance(seeds, list) and seeds):
         raise EvaluateError(f"{path}: env_id must be a string and seeds a non-empty list")
-    try:
-        [int(seed) for seed in seeds]
-    except (TypeError, ValueError):
-        raise EvaluateError(f"{path}: seeds {seeds!r} are not whole numbers") from None
+    if not all(isinstance(seed, int) and not isinstance(seed, bool) for seed in seeds):
+        raise EvaluateError(f"{path}: seeds {seeds!r} are not whole numbers")
     return summary
 
 
@@ -221,7 +229,10 @@ def warn_setting(run: Path, config: dict) -> None:
 def read_random_scores(path: Path = RANDOM_SCORES) -> dict[str, float]:
     """The random policy's mean return per game, as `--measure-random` wrote it."""
     try:
-        return {game: float(v["mean"]) for game, v in json.loads(files.read_text(path))["scores"].items()}
+        means = {game: v["mean"] for game, v in files.read_json(path)["scores"].items()}
+        if not all(is_number(mean) for mean in means.values()):
+            raise ValueError(f"a mean that is not a number in {means}")
+        return {game: float(mean) for game, mean in means.items()}
     except FileNotFoundError:
         raise EvaluateError(
             f"{path} is missing: python -m maxatar_agents.evaluate --measure-random --random-scores PATH"
@@ -436,7 +447,7 @@ def markdown(result: dict, header: dict) -> str:
     return "\n".join(lines)
 
 
-def plot_profiles(result: dict, path: Path) -> None:
+def plot_profiles(result: dict, path: Path | io.BytesIO) -> None:
     """Fraction of runs above each normalised score tau, with the bootstrap band (rliable's profile figure)."""
     import matplotlib
 
@@ -478,10 +489,18 @@ def write_outputs(result: dict, header: dict, out: Path) -> str:
     make_out(out)
     header = {**header, "figure": "performance_profile.png"}
     table = markdown(result, header)
-    text = json.dumps({**header, **result}, indent=1)
-    (out / "evaluation.json").write_text(re.sub(r"\[[-0-9.,eE+\s]+\]", lambda m: " ".join(m[0].split()), text) + "\n")
-    (out / "evaluation.md").write_text(table)
-    plot_profiles(result, out / header["figure"])
+    text = re.sub(r"\[[-0-9.,eE+\s]+\]", lambda m: " ".join(m[0].split()), files.json_text({**header, **result}))
+    figure = io.BytesIO()
+    plot_profiles(result, figure)
+    contents = {
+        out / "evaluation.json": (text + "\n").encode(),
+        out / "evaluation.md": table.encode(),
+        out / header["figure"]: figure.getvalue(),
+    }
+    try:  # all three or none: a full disk leaves no part of one and no evaluation without its figure
+        files.write_together(contents)
+    except OSError as error:
+        raise EvaluateError(f"cannot write to --out {str(out)!r}: {error.strerror or error}") from None
     return table
 
 
@@ -540,7 +559,7 @@ def measure_random(args) -> None:
         "scores": scores,
     }
     try:
-        args.random_scores.write_text(json.dumps(record, indent=1) + "\n")
+        files.write_json(args.random_scores, record)
     except OSError as error:
         raise EvaluateError(f"cannot write --random-scores {args.random_scores}: {error.strerror or error}") from None
     print(f"wrote {args.random_scores}")
@@ -586,8 +605,8 @@ def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace, argv:
     if args.measure_random:
         if args.random_scores is None:  # never the package's own file, unless named
             parser.error("--measure-random writes its scores to --random-scores PATH: name the file")
-        if not 1 <= args.episodes <= MAX_EPISODES or args.max_steps < 1:
-            parser.error(f"--episodes must be in [1, {MAX_EPISODES:,}] and --max-steps >= 1")
+        if not 2 <= args.episodes <= MAX_EPISODES or args.max_steps < 1:  # a standard error needs two episodes
+            parser.error(f"--episodes must be in [2, {MAX_EPISODES:,}] and --max-steps >= 1")
         target = args.random_scores
         unwritable = target.exists() and not target.is_file()  # a directory, a FIFO, a link to /dev/zero
         if unwritable or not target.parent.is_dir() or not os.access(target.parent, os.W_OK):

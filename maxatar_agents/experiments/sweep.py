@@ -14,7 +14,9 @@ runs the command with the same server database URL (PostgreSQL, `postgresql+psyc
 `pip install "psycopg[binary]"`; MySQL: any URL Optuna's RDB storage accepts) works on the same study, which is
 how Optuna scales out: `--total-trials N` stops every worker once the study holds N trials between them, and a
 heartbeat (`--heartbeat`, on by default for a server database) lets the next worker fail the trial of a worker
-that died (kill -9, a lost machine) and run it again; a worker waits out a database restart of up to that long
+that died (kill -9, a lost machine) and run it again (without one, SQLite's default, such a trial stays RUNNING and
+counts towards `--total-trials`: the worker that finds the study full names it and the `optuna tell` command that
+fails it); a worker waits out a database restart of up to the heartbeat's seconds
 (`study.reconnecting_storage`), and past it stops with exit status 75. No password of a storage or tracking URL
 is printed or saved (`redaction`). At the end, OUT holds `best_preset.json` (the best trial's
 config, which `--preset OUT/best_preset.json` of the agents' command line accepts), `summary.json`, Optuna's
@@ -33,17 +35,19 @@ import contextlib
 import dataclasses
 import json
 import logging
-import os
+import shlex
 import shutil
 import sys
 import time
+import unicodedata
 import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from maxatar import sharding
+from maxatar import files, sharding
+from maxatar.checks import check_key_seeds
 from maxatar_agents.algorithms.fields import ConfigError, config_error_text, field_types
 from maxatar_agents.algorithms.registry import AGENT_MODULES, agent_module
 from maxatar_agents.experiments import tracking
@@ -59,7 +63,7 @@ from maxatar_agents.experiments.study import (
     require_optuna,
     trials_held,
 )
-from maxatar_agents.run import artifacts, files, interrupts, runner
+from maxatar_agents.run import artifacts, interrupts, runner
 from maxatar_agents.run.cli import EXIT_INTERRUPTED
 from maxatar_agents.run.configs import (
     Parser,
@@ -100,9 +104,10 @@ def load_space(algorithm: str, space: dict | str | Path | None, base: Any = None
     elif not isinstance(space, dict):
         path = Path(space)
         try:
-            space = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as error:
-            raise SweepError(f"--space {str(path)!r}: cannot read a JSON search space: {error}") from None
+            space = files.read_json(path)  # a regular file only: a FIFO would block
+        except (OSError, files.JSONError) as error:
+            reason = getattr(error, "reason", None) or error.strerror or error
+            raise SweepError(f"--space {str(path)!r}: cannot read a JSON search space: {reason}") from None
     if not isinstance(space, dict) or not space:
         raise SweepError(f"the search space must be a non-empty JSON object of fields, got {space!r}")
     hints = field_types(agent_module(algorithm).Config)
@@ -161,6 +166,13 @@ def _check_spec(name: str, spec: Any, kind: Any) -> None:
         raise SweepError(f"search space: {name} needs numbers low <= high, got low={low!r}, high={high!r}")
     if spec.get("log") and low <= 0:
         raise SweepError(f"search space: {name} is sampled on a log scale, so low must be > 0, got {low!r}")
+    if "step" in spec:
+        step, whole = spec["step"], kind is int
+        if isinstance(step, bool) or not isinstance(step, int if whole else int | float) or not step > 0:
+            number = "a whole number" if whole else "a number"
+            raise SweepError(f"search space: {name}'s step must be {number} > 0, got {step!r}")
+        if spec.get("log"):
+            raise SweepError(f"search space: {name} takes a step or a log scale, not both")
 
 
 def sample(trial: Any, space: dict[str, dict[str, Any]], hints: dict[str, Any]) -> dict[str, Any]:
@@ -260,11 +272,23 @@ class Objective:
 # --- the study ---
 
 
+NAME_BYTES = 255  # the longest name of one directory (NAME_MAX on Linux and macOS)
+
+
 def check_name(option: str, name: Any) -> None:
-    """A name that becomes a directory under --out (`trials/<study name>/`) stays one directory there."""
-    if not isinstance(name, str) or name in ("", ".", "..") or "/" in name or "\0" in name:
+    """A name that becomes a directory under --out (`trials/<study name>/`) stays one directory there, one a
+    shell lists and types: text that is not blank, without '/' or control characters (a newline), not '.' or
+    '..', and at most `NAME_BYTES` bytes long."""
+    if (
+        not isinstance(name, str)
+        or name.strip() in ("", ".", "..")
+        or "/" in name
+        or any(unicodedata.category(c) == "Cc" for c in name)
+        or len(name.encode(errors="replace")) > NAME_BYTES
+    ):
         raise SweepError(
-            f"{option} must be a name without '/', not empty, '.' or '..' (it names a directory), got {name!r}"
+            f"{option} must be a name of 1 to {NAME_BYTES} bytes (it names a directory), not blank, '.' or '..', "
+            f"without '/' or control characters, got {name!r}"
         )
 
 
@@ -335,6 +359,15 @@ def optimize(
         raise SweepError(f"--seeds must be an integer >= 1, got {seeds!r}")
     if frames is not None and frames < 1:
         raise SweepError(f"--total-steps (--frames) must be >= 1, got {frames!r}")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0):
+        raise SweepError(f"--timeout must be a number of seconds > 0, got {timeout!r}")  # NaN is not > 0
+    try:
+        check_key_seeds("--seed", first_seed, seeds)
+        if sampler_seed is not None:
+            check_key_seeds("--sampler-seed", sampler_seed)  # numpy's RandomState takes 32 bits
+        tracking.check_track_uri(track, track_uri)
+    except ValueError as error:
+        raise SweepError(str(error)) from None
     module = agent_module(algorithm)
     fixed = {**(overrides or {}), **({} if frames is None else {"total_steps": frames})}
     try:
@@ -405,10 +438,11 @@ def optimize(
                     objective, n_trials=trials, timeout=timeout, catch=(InvalidTrial, StudyFull), callbacks=[log_trial]
                 )
             else:
-                running = len(study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)))
+                running = [t.number for t in study.get_trials(False, states=(optuna.trial.TrialState.RUNNING,))]
+                note = "" if heartbeat or not running else without_heartbeat(running, storage, study_name)
                 print(
-                    f"sweep: {study_name!r} already holds its {total_trials} trials (--total-trials), {running} of "
-                    "them running",
+                    f"sweep: {study_name!r} already holds its {total_trials} trials (--total-trials), {len(running)} "
+                    f"of them running{note}",
                     file=sys.stderr,
                 )
     except BaseException as error:  # Ctrl-C or a crash: the parent run is closed too, not left RUNNING
@@ -423,6 +457,16 @@ def optimize(
     parent.log_artifacts([out / name for name in ("summary.json", "best_preset.json", "history.png", "importance.png")])
     parent.finish({k: v for k, v in summary.items() if k in ("best_value", "best_trial")})
     return study
+
+
+def without_heartbeat(running: list[int], storage: str, study_name: str) -> str:
+    """What to do about running trials recorded without a heartbeat, of which no worker can tell whether their
+    worker died: such a trial stays RUNNING and counts towards --total-trials until someone fails it."""
+    return (
+        f"; without a heartbeat (--heartbeat SECONDS) a trial whose worker died stays RUNNING and counts: if no "
+        f"worker runs trial {running[0]} any more, fail it with `optuna tell --storage {shlex.quote(redact(storage))} "
+        f"--study-name {shlex.quote(study_name)} --trial-number {running[0]} --state fail` (and so for the others)"
+    )
 
 
 def trial_left(number: int | None, heartbeat: int) -> str:
@@ -474,20 +518,13 @@ def write_results(study, algorithm: str, out: Path, plots: bool = True) -> dict[
     if complete:
         best = study.best_trial
         summary.update(best_trial=best.number, best_value=best.value, best_params=best.params)
-        _write_json(out / "best_preset.json", best.user_attrs["config"])
+        files.write_json(out / "best_preset.json", best.user_attrs["config"])
     if plots:
         summary["plots"] = plot(study, out) if complete else []
     else:  # those of an earlier call, until the end of this one draws them again
         summary["plots"] = [name for name in ("history.png", "importance.png") if (out / name).is_file()]
-    _write_json(out / "summary.json", summary)
+    files.write_json(out / "summary.json", summary)
     return summary
-
-
-def _write_json(path: Path, data: Any) -> None:
-    """`data` as JSON in `path`, written beside it and then renamed over it."""
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(json.dumps(data, indent=1))
-    os.replace(partial, path)
 
 
 def plot(study, out: Path) -> list[str]:
@@ -625,10 +662,14 @@ def main(argv: list[str] | None = None):
         print(f"python -m maxatar_agents.sweep: error: {error}", file=sys.stderr)
         raise SystemExit(EXIT_STORAGE_LOST) from None
     except KeyboardInterrupt:
+        summary = Path(args.out) / "summary.json"
+        kept = (
+            f"the study keeps its finished trials and {summary} (and best_preset.json) what they found"
+            if summary.is_file()
+            else "no trial had finished"
+        )
         print(
-            f"\npython -m maxatar_agents.sweep: interrupted; the study keeps its finished trials and "
-            f"{Path(args.out) / 'summary.json'} (and best_preset.json) what they found; run the same command "
-            "again to continue it",
+            f"\npython -m maxatar_agents.sweep: interrupted; {kept}; run the same command again to continue it",
             file=sys.stderr,
         )
         raise

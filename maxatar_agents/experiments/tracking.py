@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from maxatar import files
 from maxatar.extras import require
 from maxatar_agents.experiments.redaction import one_line, redact
 from maxatar_agents.run.cli import Extension, RunHooks
@@ -163,6 +164,12 @@ def make_tracker(kind: str | None, uri: str | None, run_dir: Path, name: str | N
     if kind == "tensorboard":
         return TensorBoardTracker(run_dir / "tensorboard" if uri is None else Path(uri) / name)
     raise ValueError(f"unknown tracker {kind!r}; known: {', '.join(KINDS)}")
+
+
+def check_track_uri(kind: str | None, uri: str | None) -> None:
+    """`--track-uri` says where a tracker logs: without `--track`, nothing would be logged there."""
+    if uri is not None and kind is None:
+        raise ValueError("--track-uri needs --track mlflow or --track tensorboard")
 
 
 def track_kind(kind: str) -> str:
@@ -307,10 +314,18 @@ class MlflowTracker(Tracker):
     def _saved_run(self) -> str | None:
         """The run recorded in the run directory for this store, if it still exists."""
         path = None if self.run_dir is None else self.run_dir / RUN_FILE
-        if path is None or not path.is_file():
+        if path is None or not os.path.lexists(path):
             return None
-        saved = json.loads(path.read_text()).get("mlflow", {})
-        if saved.get("tracking_uri") not in (self.uri, redact(self.uri)):  # as written before, or now
+        try:
+            saved = files.read_json(path)  # a regular file only: a FIFO would block
+        except OSError as error:
+            raise ValueError(f"cannot read {path}: {error.strerror or error}; remove it to start a new run") from None
+        except files.JSONError as error:  # its message names the file
+            raise ValueError(f"{error}; remove it to start a new run") from None
+        saved = saved.get("mlflow") if isinstance(saved, dict) else None
+        if not isinstance(saved, dict) or not all(isinstance(saved.get(k), str) for k in ("tracking_uri", "run_id")):
+            raise ValueError(f"{path} names no MLflow run (tracking_uri and run_id); remove it to start a new run")
+        if saved["tracking_uri"] not in (self.uri, redact(self.uri)):  # as written before, or now
             return None
         try:
             return self.client.get_run(saved["run_id"]).info.run_id
@@ -336,7 +351,7 @@ class MlflowTracker(Tracker):
         self.client.log_batch(self.run_id, params=params)
         if self.run_dir is not None:
             record = {"mlflow": {"tracking_uri": redact(self.uri), "run_id": self.run_id}}
-            (self.run_dir / RUN_FILE).write_text(json.dumps(record, indent=1))
+            files.write_json(self.run_dir / RUN_FILE, record)
 
     def log_values(self, step, values):
         values = _not_logged_yet(values, step, self.logged_through)
@@ -507,8 +522,7 @@ def run_hooks(args: argparse.Namespace, plan: Plan, out: Path, lead: bool) -> Tr
     """--track: the run's tracker (process 0's; the others track nothing), started with the plan's config; a
     resumed run continues its MLflow run. A tracker that cannot start is a usage error (a ValueError); one that
     fails later is a warning, and the run goes on without it (`Guarded`)."""
-    if args.track_uri is not None and args.track is None:
-        raise ValueError("--track-uri needs --track mlflow or --track tensorboard")
+    check_track_uri(args.track, args.track_uri)
     extra = {"algorithm": plan.algorithm, **({"sweep": plan.sweep} if plan.sweep else {})}
     tracker = guarded(make_tracker(args.track if lead else None, args.track_uri, out), args.track)
     tracker.start(plan.config, plan.preset, plan.seeds, resume=plan.meta is not None, extra=extra)

@@ -10,7 +10,6 @@ import csv
 import dataclasses
 import errno
 import importlib.util
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from maxatar import sharding
+from maxatar import files, sharding
 from maxatar_agents.algorithms import grid
 from maxatar_agents.algorithms.program import Schedule
 from maxatar_agents.run import checkpoint
@@ -176,7 +175,7 @@ def summary(
 
 def write_summary(plan: Plan, progress: Progress, summary: dict[str, Any], out: Path) -> None:
     """summary.json and the learning curve, then the closing line on stderr."""
-    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    files.write_json(out / "summary.json", summary)
     plot_learning_curve(out / "learning_curve.png", progress.rows, f"{plan.algorithm.upper()} on {plan.config.env_id}")
     per_seed = summary["final_eval_return_per_seed"]
     sampled = ""
@@ -226,7 +225,7 @@ def write_sweep(
         path = save_progress(own_plan, sched, own, directory, evaluation)
         own_summary = summary(own_plan, sched, own, evaluation, compile_time, devices, path)
         own_summary["part_of_sweep"] = str(out)  # its wall time is the whole sweep's
-        (directory / "summary.json").write_text(json.dumps(own_summary, indent=1))
+        files.write_json(directory / "summary.json", own_summary)
         title = f"{plan.algorithm.upper()} on {plan.config.env_id}, {grid.label(combo)}"
         plot_learning_curve(directory / "learning_curve.png", rows, title)
         last = [r["recent_return"] for r in rows if r["frames"] == frames]
@@ -257,7 +256,7 @@ def write_sweep(
         "num_devices": len(devices),
         "jax_version": jax.__version__,
     }
-    (out / "sweep.json").write_text(json.dumps(content, indent=1))
+    files.write_json(out / "sweep.json", content)
     write_metrics(
         out / "sweep.csv", [{k: v for k, v in r.items() if k != "final_eval_return_per_seed"} for r in results]
     )

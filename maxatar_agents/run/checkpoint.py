@@ -52,8 +52,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from maxatar.files import JSONError, open_regular, read_json
 from maxatar_agents.algorithms.registry import AGENT_MODULES
-from maxatar_agents.run.files import open_regular, read_text
 
 FORMAT = "maxatar_agents.checkpoint/1"
 STATE_FILE = "checkpoint.npz"
@@ -154,7 +154,7 @@ def _sha256(f) -> str:
 def _named_state(directory: Path) -> str | None:
     """The array file the directory's current JSON names (None if there is none, or it names none)."""
     try:
-        name = json.loads(read_text(directory / META_FILE)).get("state_file")
+        name = read_json(directory / META_FILE).get("state_file")
     except (OSError, ValueError, AttributeError):
         return None
     return name if isinstance(name, str) and (_VERSIONED.fullmatch(name) or name == STATE_FILE) else None
@@ -163,7 +163,7 @@ def _named_state(directory: Path) -> str | None:
 def _last_good(directory: Path) -> str:
     """Where the directory's checkpoint stands, for the error of a save that failed."""
     try:
-        meta = json.loads(read_text(directory / META_FILE))
+        meta = read_json(directory / META_FILE)
         frames, done, total = meta["frames_done"], meta["intervals_done"], meta["num_intervals"]
     except (OSError, ValueError, KeyError, TypeError):
         return f"there is no earlier checkpoint in {directory}"
@@ -408,14 +408,10 @@ def read_meta(path: str | Path) -> dict[str, Any]:
     directory = resolve(path)
     file = directory / META_FILE
     try:
-        meta = json.loads(read_text(file))
+        meta = read_json(file)
     except FileNotFoundError:
         raise CheckpointError(f"no checkpoint in {directory} ({META_FILE} is missing)") from None
-    except json.JSONDecodeError as error:
-        raise CheckpointError(f"{file} is not valid JSON: {error}") from None
-    except UnicodeDecodeError:
-        raise CheckpointError(f"{file} is damaged: it is not text") from None
-    except ValueError as error:  # larger than a JSON can be
+    except JSONError as error:  # damaged, or larger than a JSON can be (its message names the file)
         raise CheckpointError(str(error)) from None
     except OSError as error:
         raise CheckpointError(f"cannot read {file}: {error.strerror or error}") from None

@@ -36,11 +36,12 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh
 
-from maxatar import sharding
+from maxatar import files, sharding
+from maxatar.checks import check_key_seeds
 from maxatar_agents.algorithms import grid
 from maxatar_agents.algorithms.fields import config_error_text, field_help, field_types
 from maxatar_agents.algorithms.registry import agent_module
-from maxatar_agents.run import artifacts, checkpoint, configs, files, interrupts, runner, saved
+from maxatar_agents.run import artifacts, checkpoint, configs, interrupts, runner, saved
 from maxatar_agents.run.configs import (
     Parser,
     canonical_env_id,
@@ -54,7 +55,6 @@ from maxatar_agents.run.interrupts import stops_like_ctrl_c
 from maxatar_agents.run.runner import compiled  # noqa: F401  (the name benchmarks and tests have always used)
 
 EXIT_INTERRUPTED = 130
-MAX_SEED = 2**32 - 1  # seed i uses PRNGKey(seed + i), which keeps 32 bits: 2**32 would be seed 0 again
 # Options older than the generated ones that name a config field: --env is --env-id.
 # Second spellings of field options: `--frames` is `--total-steps` (frames per seed), as the sweep takes both.
 FIELD_ALIASES = {"env_id": ["--env"], "total_steps": ["--frames"]}
@@ -275,10 +275,10 @@ def check_run_options(args: argparse.Namespace) -> None:
         files.check_out(args.out)
     except ValueError as error:
         raise UsageError(str(error)) from None
-    first, count = args.seed or 0, args.seeds or 1
-    if not 0 <= first <= MAX_SEED or first + count - 1 > MAX_SEED:
-        last = "" if count == 1 else f" (and --seed + --seeds - 1, the last seed, {first + count - 1})"
-        raise UsageError(f"--seed must be in [0, {MAX_SEED}]{last}: seed i uses PRNGKey(seed + i); got {first}")
+    try:
+        check_key_seeds("--seed", args.seed or 0, max(args.seeds or 1, 1))  # seed i uses PRNGKey(seed + i)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     if args.checkpoint_every is not None and args.checkpoint_every < 0:
         every = args.checkpoint_every
         raise UsageError(f"--checkpoint-every must be >= 0 frames (0: a checkpoint after every interval), got {every}")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
-import json
 import re
 import types
 import typing
@@ -17,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import maxatar
+from maxatar.files import JSONError, read_json
 from maxatar.registry import qualified_id
 from maxatar_agents.algorithms.fields import ConfigError, ConfigTypeError, field_types
-from maxatar_agents.run.files import read_text
 
 
 def did_you_mean(given: str, known: Iterable[str]) -> str:
@@ -191,9 +190,11 @@ def preset_values(module: Any, preset: str) -> dict[str, Any]:
         return module.PRESETS[preset]
     path = Path(preset)
     try:
-        values = json.loads(read_text(path))  # a regular file only: a FIFO would block, /dev/zero never end
-    except (OSError, ValueError) as error:  # ValueError: not JSON, or not UTF-8 text
+        values = read_json(path)  # a regular file only: a FIFO would block, /dev/zero never end
+    except OSError as error:
         raise ValueError(f"preset file {preset!r}: cannot read it as JSON: {error}") from None
+    except JSONError as error:
+        raise ValueError(f"preset file {preset!r}: cannot read it as JSON: {error.reason}") from None
     if not isinstance(values, dict):
         raise ValueError(
             f"preset file {preset!r} must hold a JSON object of config fields, got {type(values).__name__}"

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from maxatar_agents.run import checkpoint, files, policies, saved
+from maxatar import files
+from maxatar_agents.run import checkpoint, policies, saved
 
 
 def size(directory: Path) -> int:
