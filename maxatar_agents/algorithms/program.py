@@ -244,15 +244,18 @@ class TrainResult(NamedTuple):
     sampled_eval_returns: jax.Array | None = None  # the same with actions drawn from the policy (SAC, PPO)
 
 
-def make_train(program: Program) -> Callable[[jax.Array], TrainResult]:
+def make_train(program: Program) -> Callable[..., TrainResult]:
     """`train(key) -> TrainResult`: the whole run as one pure function (`init`, every logging interval under
-    `lax.scan`, the evaluation), so `jax.jit(jax.vmap(train))(keys)` trains many seeds in one program."""
+    `lax.scan`, the evaluation), so `jax.jit(jax.vmap(train))(keys)` trains many seeds in one program. A program
+    whose interval takes inputs after `t0` (an offline agent's dataset, `offline.assemble`) gives
+    `train(key, *inputs)`, which hands them to every interval."""
 
-    def one_interval(state, i):
-        return program.interval(state, i * program.schedule.steps_per_interval)
-
-    def train(key: jax.Array) -> TrainResult:
+    def train(key: jax.Array, *inputs: Any) -> TrainResult:
         """The whole run of one seed."""
+
+        def one_interval(state, i):
+            return program.interval(state, i * program.schedule.steps_per_interval, *inputs)
+
         intervals = jnp.arange(program.schedule.num_intervals, dtype=jnp.int32)
         state, metrics = jax.lax.scan(one_interval, program.init(key), intervals)
         sampled = None if program.evaluate_sampled is None else program.evaluate_sampled(state)

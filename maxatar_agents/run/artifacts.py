@@ -59,6 +59,8 @@ def save_progress(plan: Plan, sched: Schedule, progress: Progress, out: Path, fi
         "rows": progress.rows,
         "final_eval": final_eval,
     }
+    if plan.dataset is not None:
+        meta["dataset"] = plan.dataset
     if plan.sweep:
         meta["sweep"] = {name: list(values) for name, values in plan.sweep.items()}
     path = checkpoint.save(out, state, meta)
