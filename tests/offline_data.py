@@ -15,9 +15,11 @@ import maxatar  # noqa: F401  (registers the ids with Gymnasium)
 from maxatar_agents import load_policy
 
 
-def make_dataset(dataset_id: str, env_id: str, episodes: int, max_steps: int, policy: str | None = None, seed=0):
+def make_dataset(dataset_id: str, env_id: str, episodes: int, max_steps: int, policy: str | None = None, **metadata):
     """`episodes` episodes of `policy` (a `load_policy` path; None: uniformly random actions) on `env_id`, at
-    most `max_steps` steps each, as the local Minari dataset `dataset_id`; returns it."""
+    most `max_steps` steps each, as the local Minari dataset `dataset_id` with Minari's `metadata` keywords
+    (`ref_min_score`, ...); returns it."""
+    seed = 0
     env = gym.make(env_id)
     act = None if policy is None else load_policy(policy)[1]
     rng = np.random.default_rng(seed)
@@ -36,4 +38,6 @@ def make_dataset(dataset_id: str, env_id: str, episodes: int, max_steps: int, po
         buffers.append(EpisodeBuffer(id=episode, **{k: np.asarray(v) for k, v in steps.items()}))
     with warnings.catch_warnings():  # Minari's advice to name an author, a description, ... for a hosted dataset
         warnings.simplefilter("ignore", UserWarning)
-        return minari.create_dataset_from_buffers(dataset_id, buffers, env=env_id, algorithm_name=policy or "random")
+        return minari.create_dataset_from_buffers(
+            dataset_id, buffers, env=env_id, algorithm_name=policy or "random", **metadata
+        )

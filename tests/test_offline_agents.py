@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from lab import offline
 from maxatar_agents.algorithms import bc, cql, grid
 from maxatar_agents.algorithms.config import env_from_config
 from maxatar_agents.algorithms.networks import make_network
@@ -40,7 +41,9 @@ def minari_dir(tmp_path_factory):
     path = tmp_path_factory.mktemp("minari")
     before = os.environ.get("MINARI_DATASETS_PATH")
     os.environ["MINARI_DATASETS_PATH"] = str(path)
-    make_dataset(BREAKOUT, "maxatar/Breakout-v0", episodes=6, max_steps=100, policy="pretrained:maxatar/Breakout-v0")
+    make_dataset(
+        BREAKOUT, "maxatar/Breakout-v0", 6, 100, "pretrained:maxatar/Breakout-v0", ref_min_score=0.5, ref_max_score=4.5
+    )
     make_dataset(ASTERIX, "maxatar/Asterix-v0", episodes=2, max_steps=50)
     yield path
     if before is None:
@@ -96,6 +99,18 @@ def test_bc_learns_the_behaviour_policys_actions_and_its_run_is_the_whole_run_pr
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     rows = list(csv.DictReader(open(out / "metrics.csv")))
     assert [int(r["frames"]) for r in rows] == [UPDATES // INTERVALS * (i // SEEDS + 1) for i in range(len(rows))]
+
+
+def test_the_offline_table_normalises_each_run_by_its_datasets_reference_scores(minari_dir, tmp_path_factory):
+    out, summary = bc_run(tmp_path_factory)
+    assert summary["dataset"]["ref_min_score"] == 0.5 and summary["dataset"]["ref_max_score"] == 4.5
+    results = tmp_path_factory.mktemp("offline-results")
+    (results / "bc-Breakout-test").mkdir()
+    shutil.copy(out / "summary.json", results / "bc-Breakout-test")
+    scores = 100 * (np.asarray(summary["final_eval_return_per_seed"]) - 0.5) / 4.0
+    mean, low, high = offline.interval(scores)
+    row = f"| `{BREAKOUT}` | {mean:.1f} [{low:.1f}, {high:.1f}] ({SEEDS}) | - |"
+    assert row in offline.report(results).splitlines()
 
 
 def test_cql_values_the_datasets_actions_above_the_others(minari_dir):

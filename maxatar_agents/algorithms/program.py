@@ -54,7 +54,8 @@ class Program(NamedTuple):
     every agent has); `make_train` and the runner both use them.
 
     init(key) -> state; interval(state, t0) -> (state, metrics) runs one logging interval starting at global
-    vector step t0 (a scalar shared by all seeds); evaluate(state) -> returns of the final policy;
+    vector step t0 (a scalar shared by all seeds; an offline agent's takes its dataset too, interval(state, t0,
+    data), see `offline.assemble`); evaluate(state) -> returns of the final policy;
     act(policy_params, obs) -> action is the policy used for evaluation and rendering, and
     `policy_field` is the path in the state of its params (`"learner.params"`, `"best_params"`; the state
     file names their leaves from it).

@@ -173,6 +173,7 @@ def summary(
         "process_count": jax.process_count(),
         "jax_version": jax.__version__,
         "checkpoint": str(checkpoint_path),
+        **({} if plan.dataset is None else {"dataset": plan.dataset}),
     }
 
 

@@ -460,13 +460,16 @@ def _check_fields(meta: dict[str, Any], file: Path) -> None:
     dataset = meta.get("dataset")  # an offline run's (`datasets.for_config`)
     if "dataset" in meta and not (
         isinstance(dataset, dict)
-        and set(dataset) == {"id", "steps", "sha256"}
+        and set(dataset) == {"id", "steps", "sha256", "ref_min_score", "ref_max_score"}
         and isinstance(dataset["id"], str)
         and _is_int(dataset["steps"])
         and isinstance(dataset["sha256"], str)
         and _SHA256.fullmatch(dataset["sha256"])
+        and all(dataset[name] is None or _is_number(dataset[name]) for name in ("ref_min_score", "ref_max_score"))
     ):
-        raise damaged(f"dataset is {dataset!r}, not the id, steps and sha256 of the dataset the run learnt from")
+        raise damaged(
+            f"dataset is {dataset!r}, not the id, steps, sha256 and reference scores of the dataset the run learnt from"
+        )
     if meta.get("preset") is not None and not isinstance(meta["preset"], str):
         raise damaged(f"preset is {meta['preset']!r}, not a string")
     seeds = meta.get("seeds")

@@ -15,6 +15,10 @@ from maxatar.extras import require
 from maxatar_agents.algorithms.config import env_from_config
 from maxatar_agents.algorithms.offline import OfflineConfig, Transitions
 
+# The returns a Minari dataset's scores are normalised by (`minari.get_normalized_score`: random play 0, the
+# expert 1), which an offline run records with its dataset.
+REFERENCE_SCORES = ("ref_min_score", "ref_max_score")
+
 
 class DatasetError(ValueError):
     """An offline run's `--dataset` that cannot be used: not there, empty, or made for another environment."""
@@ -52,9 +56,9 @@ def inputs_for(config: Any) -> tuple[Transitions, ...]:
 
 def for_config(config: OfflineConfig) -> tuple[Transitions, dict[str, Any]]:
     """The transitions of `config.dataset` and its identity ({"id", "steps", "sha256"}: the digest of every
-    array), after checking that the dataset was made for the config's environment (its recorded environment
-    id, observation shape and dtype, and number of actions); every refusal is a `DatasetError` naming
-    --dataset."""
+    array; and its `REFERENCE_SCORES`, None where it has none), after checking that the dataset was made for
+    the config's environment (its recorded environment id, observation shape and dtype, and number of
+    actions); every refusal is a `DatasetError` naming --dataset."""
     require("offline", "minari")
     import minari
 
@@ -80,4 +84,6 @@ def for_config(config: OfflineConfig) -> tuple[Transitions, dict[str, Any]]:
     digest = hashlib.sha256()
     for column in jax.device_get(tuple(data)):
         digest.update(np.ascontiguousarray(column).tobytes())
-    return data, {"id": config.dataset, "steps": data.num_steps, "sha256": digest.hexdigest()}
+    refs = {name: dataset.storage.metadata.get(name) for name in REFERENCE_SCORES}
+    refs = {name: None if value is None else float(value) for name, value in refs.items()}
+    return data, {"id": config.dataset, "steps": data.num_steps, "sha256": digest.hexdigest(), **refs}
