@@ -24,6 +24,7 @@ from maxatar_agents.algorithms.networks import make_network
 from maxatar_agents.run import checkpoint, cli, datasets, runner, saved
 from maxatar_agents.run.policies import load_policy
 
+pytestmark = pytest.mark.slow  # whole trainings (docs/contributing.md)
 pytest.importorskip("minari")
 
 from tests.offline_data import make_dataset  # noqa: E402  (needs minari)
