@@ -1,7 +1,7 @@
 """The skeleton every offline agent here shares (behaviour cloning, discrete CQL): gradient steps on uniform
 minibatches of a fixed dataset, with the policy evaluated online, in the environment, after every logging
 interval. Nothing is played to learn, so the run's steps are gradient updates (`total_steps` counts them; the
-`frames` of `metrics.csv` are updates so far) and its `recent_return` is that interval's evaluation.
+`frames` of `metrics.csv` are the updates made) and its `recent_return` is that interval's evaluation.
 
 The dataset is an input of the program, not a constant compiled into it: `interval(state, t0, data)` and
 `make_train(config) -> train(key, data)` take its `Transitions` (`maxatar_agents.datasets.load` makes them
