@@ -1,5 +1,5 @@
 """Discrete conservative Q-learning, CQL(H) (Kumar et al., 2020, "Conservative Q-Learning for Offline
-Reinforcement Learning", section 3 and appendix F): DQN's temporal-difference loss on the dataset's steps plus
+Reinforcement Learning", NeurIPS 2020, section 3.2): DQN's temporal-difference loss on the dataset's steps plus
 `alpha` times the logsumexp of Q over all actions less Q of the dataset's action, which pushes down the values of
 actions the data does not show and keeps the greedy policy near the data. As one jitted JAX program on the offline
 skeleton (`offline.py`).
@@ -47,8 +47,8 @@ class Config(offline.OfflineConfig):
 
 # fmt: off
 PRESETS: dict[str, dict[str, Any]] = {
-    # The MinAtar games: 100k updates of 256 dataset steps, Adam 3e-4, alpha 1 (Kumar et al.'s Atari value for
-    # the 1% and 10% datasets is 4; 1 is d3rlpy's default), a target copy every 1000 updates.
+    # The MinAtar games: 100k updates of 256 dataset steps, Adam 3e-4, alpha 1 (d3rlpy's default for discrete
+    # CQL; Kumar et al. choose it per dataset), a target copy every 1000 updates.
     "minatar": dict(total_steps=100_000, log_points=10),
 }
 # fmt: on

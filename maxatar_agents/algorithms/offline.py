@@ -109,17 +109,19 @@ def assemble(config: OfflineConfig, env: Environment, env_params: EnvParams, age
         best = getattr(learner, agent.policy_field)
         return tie_to_seed(State(learner, key, best, jnp.float32(-jnp.inf)), key)
 
-    def update(carry: tuple[Any, jax.Array], number: jax.Array, data: Transitions):
-        learner, key = carry
-        key, batch_key = jax.random.split(key)
-        learner, logs = agent.update(learner, sample(data, batch_key, config.batch_size), number)
-        return (learner, key), logs
-
     def interval(state: State, t0: jax.Array, data: Transitions):
         """`steps_per_interval` updates from global update `t0`, then the policy's evaluation: its mean return
         is the interval's `recent_return` (and with `keep_best` the best params so far are kept)."""
+
+        def update(carry: tuple[Any, jax.Array], number: jax.Array):
+            """The `number`-th update, on a fresh minibatch."""
+            learner, key = carry
+            key, batch_key = jax.random.split(key)
+            learner, logs = agent.update(learner, sample(data, batch_key, config.batch_size), number)
+            return (learner, key), logs
+
         numbers = t0 + 1 + jnp.arange(sched.steps_per_interval, dtype=jnp.int32)
-        (learner, key), logs = jax.lax.scan(lambda c, n: update(c, n, data), (state.learner, state.key), numbers)
+        (learner, key), logs = jax.lax.scan(update, (state.learner, state.key), numbers)
         state = state._replace(learner=learner, key=key)
         t_end = t0 + sched.steps_per_interval
         params = getattr(learner, agent.policy_field)
