@@ -4,6 +4,7 @@ reference scores (`minari.get_normalized_score`'s formula, times 100: random pla
 a 95% bootstrap confidence interval over seeds, rebuilt from the committed run folders by one command:
 
     python -m lab.offline run --out benchmarks/results/agents/offline --seeds 5   # trains the missing runs
+    python -m lab.offline run --games Breakout --tiers expert -- --total-steps 20000   # some, with options
     python -m lab.offline report benchmarks/results/agents/offline --page docs/guides/offline-baselines.md
 
 A run folder is read from its `summary.json` alone (the dataset's id, sha256 and reference scores are recorded
@@ -45,9 +46,12 @@ def run_dir(results: Path, algorithm: str, dataset: str) -> Path:
     return results / f"{algorithm}-{game}-{tier.rsplit('-v', 1)[0]}"
 
 
-def train(results: Path, seeds: int, chosen: list[str], tiers: list[str], agents: list[str]) -> None:
-    """Each agent on each game's datasets that exist locally, `seeds` seeds in one program, into its run folder;
-    a finished run is kept, an interrupted one resumed."""
+def train(
+    results: Path, seeds: int, chosen: list[str], tiers: list[str], agents: list[str], options: list[str] = ()
+) -> None:
+    """Each agent on each game's datasets that exist locally, `seeds` seeds in one program, into its run folder,
+    with the agent's command-line `options` (e.g. `--total-steps 20000`); a finished run is kept, an
+    interrupted one resumed (with its own options)."""
     from maxatar_agents import commands
     from maxatar_agents.run.cli import UsageError
 
@@ -62,6 +66,7 @@ def train(results: Path, seeds: int, chosen: list[str], tiers: list[str], agents
                     argv = ["--out", str(out), "--resume"]
                 else:
                     argv = ["--env", games()[game], "--dataset", dataset, "--seeds", str(seeds), "--out", str(out)]
+                    argv += options
                 try:
                     commands.run(algorithm, argv)
                 except UsageError as error:  # a dataset that is not there: the table shows the runs that are
@@ -138,12 +143,13 @@ def main(argv=None) -> None:
     run.add_argument("--games", nargs="+", default=list(games()), choices=list(games()))
     run.add_argument("--tiers", nargs="+", default=list(TIERS))
     run.add_argument("--agents", nargs="+", default=list(AGENTS), choices=AGENTS)
+    run.add_argument("options", nargs="*", help="after --: options of the agents' command line for new runs")
     rep = sub.add_parser("report", help="the table from the run folders' summary.json")
     rep.add_argument("results", type=Path, nargs="?", default=RESULTS, help="the folder of run folders")
     rep.add_argument("--page", type=Path, default=None, help="the page whose offline-table section to rewrite")
     args = parser.parse_args(argv)
     if args.command == "run":
-        train(args.out, args.seeds, args.games, args.tiers, args.agents)
+        train(args.out, args.seeds, args.games, args.tiers, args.agents, args.options)
     else:
         print(report(args.results, args.page))
 
