@@ -307,12 +307,23 @@ def agent_page(algo: str) -> str:
         "`--preset NAME` (or a JSON file of fields) overrides the choice; every field is also an option "
         "(`--help`). See [the agents](index.md) for the common command line and the CartPole results.",
         "",
-        "<!-- docs: long-running (trains for seconds to minutes) -->",
-        "```bash",
-        f"python -m maxatar_agents {algo} --env maxatar/CartPole-v1 --seeds 2 --out runs/{algo}-cartpole",
-        "```",
-        "",
     ]
+    if "cartpole" in module.PRESETS:
+        out += [
+            "<!-- docs: long-running (trains for seconds to minutes) -->",
+            "```bash",
+            f"python -m maxatar_agents {algo} --env maxatar/CartPole-v1 --seeds 2 --out runs/{algo}-cartpole",
+            "```",
+            "",
+        ]
+    if hasattr(module.Config, "dataset"):  # an offline agent: its results are the offline table's
+        out += [
+            "## Results on the MinAtar datasets",
+            "",
+            "Normalised scores per game and dataset: [Offline RL](../guides/offline-baselines.md#offline-baselines).",
+            "",
+        ]
+        return "\n".join(out).rstrip() + "\n"
     out += ["## Results on the MinAtar games", ""]
     header, *rows = runs_table() or [""]
     label = agent_title(module).split()[0]

@@ -1,7 +1,7 @@
 """The command lines, assembled from the three layers: each agent's (`run.cli`, with `--track` from
 `experiments.tracking` hung on the run as its hooks), the Optuna sweep, the evaluation statistics and the export.
 
-    python -m maxatar_agents ALGO ...        # an agent's run: dqn, sac, ppo, pqn, q_learning, or a registered one
+    python -m maxatar_agents ALGO ...        # an agent: dqn, sac, ppo, pqn, q_learning, bc, cql, or a registered one
     python -m maxatar_agents sweep ...       # also: evaluate, export
 
 `python -m maxatar_agents.ppo ...` (and `.sweep`, `.evaluate`, `.export`) are the same commands, one module each.

@@ -10,8 +10,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from maxatar_agents.algorithms import dqn, off_policy, on_policy, ppo, pqn, sac
+from maxatar_agents.algorithms import bc, cql, dqn, off_policy, on_policy, ppo, pqn, sac
 from maxatar_agents.algorithms.off_policy import Transition
+from maxatar_agents.algorithms.offline import Transitions
 from maxatar_agents.algorithms.on_policy import Rollout
 
 
@@ -308,3 +309,38 @@ def test_q_loss_regresses_the_taken_action_only():
     np.testing.assert_allclose(q_mean, (2.0 + 0.5) / 2)
     grads = jax.grad(lambda p: pqn.q_loss(p, samples, q_values=table)[0])(ONLINE)
     np.testing.assert_allclose(grads, [[0.0, (2.0 - 4.0) / 2], [0.5 / 2, 0.0]])
+
+
+# --- behaviour cloning and CQL (offline) ---
+
+# Two dataset steps: s_0 -a1-> s_1 (reward 1, bootstraps) and s_1 -a0-> s_0 (reward 2, terminates), the first
+# cut by a time limit, which bootstraps from its next observation all the same.
+STEPS = Transitions(
+    observation=jnp.array([0, 1]),
+    action=jnp.array([1, 0]),
+    reward=jnp.array([1.0, 2.0]),
+    next_observation=jnp.array([1, 0]),
+    terminated=jnp.array([False, True]),
+    truncated=jnp.array([True, False]),
+)
+
+
+def test_bc_cross_entropy_of_the_datasets_actions_and_accuracy():
+    logits = jnp.array([[0.0, math.log(3.0)], [math.log(3.0), 0.0]])  # the dataset's action at 3/4 in both states
+    loss, accuracy = bc.cross_entropy_loss(logits, STEPS, logits=table)
+    assert float(loss) == pytest.approx(-math.log(0.75), rel=1e-6)
+    assert float(accuracy) == 1.0
+    _, accuracy = bc.cross_entropy_loss(logits[::-1], STEPS, logits=table)
+    assert float(accuracy) == 0.0
+
+
+def test_cql_td_loss_plus_alpha_times_logsumexp_less_the_datasets_q():
+    # Q(s_0) = (1, 2), Q(s_1) = (0.5, 3); target Q(s_1) = (4, 1), so the targets are 1 + 0.5 * 4 = 3 (truncated:
+    # bootstrapped) and 2 (terminated); Q of the dataset's actions: 2 and 0.5.
+    td = (0.5 * (3.0 - 2.0) ** 2 + (abs(2.0 - 0.5) - 0.5)) / 2  # Huber: quadratic below 1, linear above
+    penalty = ((math.log(math.e + math.e**2) - 2.0) + (math.log(math.e**0.5 + math.e**3) - 0.5)) / 2
+    for alpha in (0.0, 2.0):
+        loss, (logged_penalty, q_data) = cql.cql_loss(ONLINE, TARGET, STEPS, q_values=table, gamma=0.5, alpha=alpha)
+        assert float(loss) == pytest.approx(td + alpha * penalty, rel=1e-6)
+        assert float(logged_penalty) == pytest.approx(penalty, rel=1e-6)
+        assert float(q_data) == pytest.approx(1.25)

@@ -113,6 +113,7 @@ FIELD_BOUNDS: dict[str, Bounds] = {
     **dict.fromkeys(["lr", "actor_lr", "critic_lr", "alpha_lr", "adam_eps", "rms_eps"], POSITIVE),
     **dict.fromkeys(["initial_alpha", "clip_eps", "reward_scale"], POSITIVE),
     **dict.fromkeys(["max_grad_norm", "ent_coef", "vf_coef"], NON_NEGATIVE),
+    "alpha": NON_NEGATIVE,  # CQL's penalty weight (0: none)
     "learning_starts": Bounds(0),
     # Upper bounds on sizes, so that a typo is refused rather than exhausting memory; the command line also
     # checks the whole training state against the devices' memory before a run starts (`run.cli.check_memory`).

@@ -170,9 +170,9 @@ def make_train(module: Any, config: Any, sweep: Mapping[str, Sequence[float]]) -
     swept = swept_program(module, config, tuple(sweep))
     table = {name: jnp.asarray(column) for name, column in value_table(sweep).items()}
 
-    def train(key: jax.Array) -> TrainResult:
-        """The whole run of every combination from this seed's key."""
-        return jax.vmap(lambda values: program_lib.make_train(with_values(swept, values))(key))(table)
+    def train(key: jax.Array, *inputs: Any) -> TrainResult:
+        """The whole run of every combination from this seed's key (and an offline agent's dataset, `inputs`)."""
+        return jax.vmap(lambda values: program_lib.make_train(with_values(swept, values))(key, *inputs))(table)
 
     return train
 

@@ -54,7 +54,8 @@ class Program(NamedTuple):
     every agent has); `make_train` and the runner both use them.
 
     init(key) -> state; interval(state, t0) -> (state, metrics) runs one logging interval starting at global
-    vector step t0 (a scalar shared by all seeds); evaluate(state) -> returns of the final policy;
+    vector step t0 (a scalar shared by all seeds; an offline agent's takes its dataset too, interval(state, t0,
+    data), see `offline.assemble`); evaluate(state) -> returns of the final policy;
     act(policy_params, obs) -> action is the policy used for evaluation and rendering, and
     `policy_field` is the path in the state of its params (`"learner.params"`, `"best_params"`; the state
     file names their leaves from it).
@@ -250,15 +251,18 @@ class TrainResult(NamedTuple):
     sampled_eval_returns: jax.Array | None = None  # the same with actions drawn from the policy (SAC, PPO)
 
 
-def make_train(program: Program) -> Callable[[jax.Array], TrainResult]:
+def make_train(program: Program) -> Callable[..., TrainResult]:
     """`train(key) -> TrainResult`: the whole run as one pure function (`init`, every logging interval under
-    `lax.scan`, the evaluation), so `jax.jit(jax.vmap(train))(keys)` trains many seeds in one program."""
+    `lax.scan`, the evaluation), so `jax.jit(jax.vmap(train))(keys)` trains many seeds in one program. A program
+    whose interval takes inputs after `t0` (an offline agent's dataset, `offline.assemble`) gives
+    `train(key, *inputs)`, which hands them to every interval."""
 
-    def one_interval(state, i):
-        return program.interval(state, i * program.schedule.steps_per_interval)
-
-    def train(key: jax.Array) -> TrainResult:
+    def train(key: jax.Array, *inputs: Any) -> TrainResult:
         """The whole run of one seed."""
+
+        def one_interval(state, i):
+            return program.interval(state, i * program.schedule.steps_per_interval, *inputs)
+
         intervals = jnp.arange(program.schedule.num_intervals, dtype=jnp.int32)
         state, metrics = jax.lax.scan(one_interval, program.init(key), intervals)
         sampled = None if program.evaluate_sampled is None else program.evaluate_sampled(state)

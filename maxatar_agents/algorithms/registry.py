@@ -14,6 +14,8 @@ AGENT_MODULES = {
     "ppo": "maxatar_agents.algorithms.ppo",
     "pqn": "maxatar_agents.algorithms.pqn",
     "q_learning": "maxatar_agents.algorithms.q_learning",
+    "bc": "maxatar_agents.algorithms.bc",
+    "cql": "maxatar_agents.algorithms.cql",
 }
 
 

@@ -63,7 +63,7 @@ from maxatar_agents.experiments.study import (
     require_optuna,
     trials_held,
 )
-from maxatar_agents.run import artifacts, interrupts, runner
+from maxatar_agents.run import artifacts, datasets, interrupts, runner
 from maxatar_agents.run.cli import EXIT_INTERRUPTED
 from maxatar_agents.run.configs import (
     Parser,
@@ -223,7 +223,9 @@ class Objective:
         trial.set_user_attr("config", config_to_dict(config))
         plan = runner.Plan(self.algorithm, config, self.seeds, self.preset, None)
         runs = plan.runs()
-        parts = runner.compiled(self.algorithm, config, len(runs))
+        inputs = datasets.inputs_for(config)  # an offline agent's dataset; nothing for the others
+        shapes = {"inputs": runner.shapes_of(inputs)} if inputs else {}
+        parts = runner.bind_inputs(runner.compiled(self.algorithm, config, len(runs), **shapes), inputs)
         sched = parts["program"].schedule
         progress = runner.Progress(parts["init"](runner.seed_keys(self.seeds)), 0, [], 0.0)
         directory = self.out / "trials" / trial.study.study_name / f"trial-{trial.number:04d}"

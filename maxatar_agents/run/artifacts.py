@@ -58,6 +58,8 @@ def save_progress(plan: Plan, sched: Schedule, progress: Progress, out: Path, fi
         "rows": progress.rows,
         "final_eval": final_eval,
     }
+    if plan.dataset is not None:
+        meta["dataset"] = plan.dataset
     if plan.sweep:
         meta["sweep"] = {name: list(values) for name, values in plan.sweep.items()}
     path = checkpoint.save(out, state, meta)
@@ -170,6 +172,7 @@ def summary(
         "process_count": jax.process_count(),
         "jax_version": jax.__version__,
         "checkpoint": str(checkpoint_path),
+        **({} if plan.dataset is None else {"dataset": plan.dataset}),
     }
 
 

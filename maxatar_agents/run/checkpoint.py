@@ -71,7 +71,7 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 # The keys of checkpoint.json (`artifacts.save_progress`, `policies.export_policy`), and those every metrics row has.
 _FIELDS = (
     "format", "algorithm", "env_id", "config", "preset", "seeds", "intervals_done", "num_intervals", "frames_done",
-    "wall_time", "rows", "final_eval", "sweep", "policy_only", "record", "state_file", "state_sha256",
+    "wall_time", "rows", "final_eval", "sweep", "policy_only", "record", "dataset", "state_file", "state_sha256",
 )  # fmt: skip
 ROW_KEYS = ("seed", "frames", "recent_return", "wall_time")
 _CHUNK = 1 << 20
@@ -453,6 +453,19 @@ def _check_fields(meta: dict[str, Any], file: Path) -> None:
     for name, kind in types.items():
         if name in meta and not isinstance(meta[name], kind):
             raise damaged(f"{name} is {meta[name]!r}, not a {kind.__name__}")
+    dataset = meta.get("dataset")  # an offline run's (`datasets.for_config`)
+    if "dataset" in meta and not (
+        isinstance(dataset, dict)
+        and set(dataset) == {"id", "steps", "sha256", "ref_min_score", "ref_max_score"}
+        and isinstance(dataset["id"], str)
+        and _is_int(dataset["steps"])
+        and isinstance(dataset["sha256"], str)
+        and _SHA256.fullmatch(dataset["sha256"])
+        and all(dataset[name] is None or _is_number(dataset[name]) for name in ("ref_min_score", "ref_max_score"))
+    ):
+        raise damaged(
+            f"dataset is {dataset!r}, not the id, steps, sha256 and reference scores of the dataset the run learnt from"
+        )
     if meta.get("preset") is not None and not isinstance(meta["preset"], str):
         raise damaged(f"preset is {meta['preset']!r}, not a string")
     seeds = meta.get("seeds")

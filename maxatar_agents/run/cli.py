@@ -40,8 +40,9 @@ from maxatar import files, sharding
 from maxatar.checks import check_key_seeds
 from maxatar_agents.algorithms import grid
 from maxatar_agents.algorithms.fields import config_error_text, field_help, field_types
+from maxatar_agents.algorithms.offline import OfflineConfig
 from maxatar_agents.algorithms.registry import agent_module
-from maxatar_agents.run import artifacts, checkpoint, configs, interrupts, runner, saved
+from maxatar_agents.run import artifacts, checkpoint, configs, datasets, interrupts, runner, saved
 from maxatar_agents.run.configs import (
     Parser,
     canonical_env_id,
@@ -363,16 +364,42 @@ def make_seed_mesh(devices: str | int, num_seeds: int, distributed: bool, swept:
     return None if mesh.devices.size == 1 and not distributed else mesh
 
 
-def compile_plan(plan: runner.Plan, num_runs: int, mesh: Mesh | None) -> dict[str, Any]:
-    """The compiled pieces for the plan's runs (`runner.compiled`), a sweep's with its values filled in."""
+def compile_plan(plan: runner.Plan, num_runs: int, mesh: Mesh | None, inputs: tuple = ()) -> dict[str, Any]:
+    """The compiled pieces for the plan's runs (`runner.compiled`), with an offline run's dataset (`inputs`)
+    and a sweep's values filled in."""
     algorithm, config = plan.algorithm, plan.config
-    if plan.sweep is None:  # the exact calls of earlier versions, so their cache entries are shared
+    if plan.sweep is None and not inputs:  # the exact calls of earlier versions, so their cache entries are shared
         return compiled(algorithm, config, num_runs) if mesh is None else compiled(algorithm, config, num_runs, mesh)
+    swept = tuple(plan.sweep or ())
     try:
-        parts = compiled(algorithm, config, num_runs, mesh, tuple(plan.sweep))
+        parts = compiled(algorithm, config, num_runs, mesh, swept, runner.shapes_of(inputs))
     except grid.SweepError as error:
         raise UsageError(str(error)) from None
-    return runner.bind_values(parts, runner.sweep_values(plan, mesh))
+    if mesh is not None:
+        inputs = sharding.replicate(inputs, mesh)
+    parts = runner.bind_inputs(parts, inputs)
+    return parts if plan.sweep is None else runner.bind_values(parts, runner.sweep_values(plan, mesh))
+
+
+def offline_inputs(plan: runner.Plan) -> tuple:
+    """An offline run's dataset, the input of its program's intervals, once it is known to be the one for
+    --env and, for --resume, the one the checkpoint was trained on (its identity then goes in the plan, for
+    the checkpoints); nothing for an online agent."""
+    if not isinstance(plan.config, OfflineConfig):
+        return ()
+    try:
+        data, identity = datasets.for_config(plan.config)
+    except datasets.DatasetError as error:
+        raise UsageError(str(error)) from None
+    recorded = None if plan.meta is None else plan.meta.get("dataset")
+    if recorded is not None and recorded != identity:
+        raise UsageError(
+            f"--dataset {plan.config.dataset!r} is not the dataset the checkpoint was trained on "
+            f"({recorded['steps']} steps, sha256 {recorded['sha256'][:16]}...; now {identity['steps']} steps, "
+            f"sha256 {identity['sha256'][:16]}...)"
+        )
+    plan.dataset = identity
+    return (data,)
 
 
 # --- what to run ---
@@ -463,6 +490,7 @@ def run(
     plan = plan_run(algorithm, module, args, out)
     runs = plan.runs()
     try:
+        inputs = offline_inputs(plan)
         mesh = make_seed_mesh(devices, len(runs), args.distributed, swept=plan.sweep is not None)
         hooks = start_hooks(extension, args, plan, out, lead)
     except UsageError:
@@ -473,7 +501,7 @@ def run(
     compile_start = time.time()
     try:
         with interrupts.deferred():  # compiling: a stop is raised once XLA is done (`interrupts`)
-            parts = compile_plan(plan, len(runs), mesh)
+            parts = compile_plan(plan, len(runs), mesh, inputs)
             progress = initial_progress(parts, plan, out, mesh)
     except KeyboardInterrupt:  # before the first frame: one line, as an interrupted run, and nothing half made
         hooks.finish(status="KILLED")

@@ -45,7 +45,12 @@ def _over_seeds(fn: Callable, num_seeds: int, in_axes: tuple) -> Callable:
 
 @functools.lru_cache(maxsize=8)
 def compiled(
-    algorithm: str, config: Any, num_seeds: int, mesh: Mesh | None = None, swept: tuple[str, ...] = ()
+    algorithm: str,
+    config: Any,
+    num_seeds: int,
+    mesh: Mesh | None = None,
+    swept: tuple[str, ...] = (),
+    inputs: tuple[Any, ...] = (),
 ) -> dict[str, Any]:
     """Jitted init and evaluate, and the interval compiled ahead of time (so its compile time is not
     counted as training time); cached per (algorithm, config, seeds, mesh, swept fields) so repeated runs
@@ -59,12 +64,18 @@ def compiled(
     With `swept` float fields (a sweep, see `grid`), the seed axis holds every run of seeds x values and
     each function takes one more argument, the runs' values {field: (num_seeds,) float32}; `bind_values`
     fills it in.
+
+    With `inputs` (the shapes, `shapes_of`, of the arrays an offline program's interval takes after `t0`: its
+    dataset, `datasets.inputs_for`), the interval takes them, shared by every seed (replicated on a mesh),
+    before a sweep's values; `bind_inputs` fills them in.
     """
     with interrupts.deferred():  # Ctrl-C raised inside XLA's callbacks into Python could crash it
-        return _compiled(algorithm, config, num_seeds, mesh, swept)
+        return _compiled(algorithm, config, num_seeds, mesh, swept, inputs)
 
 
-def _compiled(algorithm: str, config: Any, num_seeds: int, mesh: Mesh | None, swept: tuple[str, ...]) -> dict:
+def _compiled(
+    algorithm: str, config: Any, num_seeds: int, mesh: Mesh | None, swept: tuple[str, ...], inputs: tuple
+) -> dict:
     module = agent_module(algorithm)
     program = grid.swept_program(module, config, swept) if swept else module.make_program(config)
     keys = jax.ShapeDtypeStruct((num_seeds, 2), jnp.uint32)
@@ -74,7 +85,8 @@ def _compiled(algorithm: str, config: Any, num_seeds: int, mesh: Mesh | None, sw
     per_run = [0] * len(values)
     local = num_seeds if mesh is None else num_seeds // mesh.devices.size
     init = _over_seeds(program.init, local, (0, *per_run))
-    interval = _over_seeds(program.interval, local, (0, None, *per_run))
+    shared = [None] * len(inputs)
+    interval = _over_seeds(program.interval, local, (0, None, *shared, *per_run))
     evaluate = _over_seeds(program.evaluate, local, (0, *per_run))
     sampled = program.evaluate_sampled and _over_seeds(program.evaluate_sampled, local, (0, *per_run))
     split: dict[str, Any] = {}
@@ -86,11 +98,12 @@ def _compiled(algorithm: str, config: Any, num_seeds: int, mesh: Mesh | None, sw
         per_device = functools.partial(jax.shard_map, mesh=mesh, out_specs=P(SEED_AXIS), check_vma=False)
         on_seeds = [P(SEED_AXIS)] * len(values)
         init = per_device(init, in_specs=(P(SEED_AXIS), *on_seeds))
-        interval = per_device(interval, in_specs=(P(SEED_AXIS), P(), *on_seeds))
+        interval = per_device(interval, in_specs=(P(SEED_AXIS), P(), *[P()] * len(inputs), *on_seeds))
         evaluate = per_device(evaluate, in_specs=(P(SEED_AXIS), *on_seeds))
         sampled = sampled and per_device(sampled, in_specs=(P(SEED_AXIS), *on_seeds))
         split = {"in_shardings": (seeds, *[seeds] * len(values)), "out_shardings": seeds}
-        both = {"in_shardings": (seeds, whole, *[seeds] * len(values)), "out_shardings": seeds}
+        both = {"in_shardings": (seeds, whole, *[whole] * len(inputs), *[seeds] * len(values)), "out_shardings": seeds}
+        inputs = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=whole), inputs)
         keys = jax.ShapeDtypeStruct(keys.shape, keys.dtype, sharding=seeds)
         t0 = jax.ShapeDtypeStruct((), jnp.int32, sharding=whole)
         values = [{k: jax.ShapeDtypeStruct(v.shape, v.dtype, sharding=seeds) for k, v in vs.items()} for vs in values]
@@ -100,7 +113,7 @@ def _compiled(algorithm: str, config: Any, num_seeds: int, mesh: Mesh | None, sw
         "program": program,
         "template": template,
         "init": init,
-        "interval": jax.jit(interval, **both).lower(template, t0, *values).compile(),
+        "interval": jax.jit(interval, **both).lower(template, t0, *inputs, *values).compile(),
         "evaluate": jax.jit(evaluate, **split),
         "evaluate_sampled": sampled and jax.jit(sampled, **split),  # None for a deterministic policy
     }
@@ -116,6 +129,20 @@ def bind_values(parts: dict[str, Any], values: dict[str, jax.Array]) -> dict[str
         "evaluate": lambda state: parts["evaluate"](state, values),
         "evaluate_sampled": parts["evaluate_sampled"] and (lambda state: parts["evaluate_sampled"](state, values)),
     }
+
+
+def shapes_of(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The shapes and dtypes of a program's `inputs` (`datasets.inputs_for`), as `compiled` takes them."""
+    return jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), inputs)
+
+
+def bind_inputs(parts: dict[str, Any], inputs: tuple[Any, ...]) -> dict[str, Any]:
+    """The compiled pieces of a program with `inputs` (an offline run's dataset) filled in, called as any
+    run's: interval(state, t0) (then a sweep's values, `bind_values`)."""
+    if not inputs:
+        return parts
+    interval = parts["interval"]
+    return {**parts, "interval": lambda state, t0, *values: interval(state, t0, *inputs, *values)}
 
 
 def seed_keys(seeds: list[int], mesh: Mesh | None = None) -> jax.Array:
@@ -134,8 +161,9 @@ def sweep_values(plan: Plan, mesh: Mesh | None = None) -> dict[str, jax.Array]:
 @dataclasses.dataclass
 class Plan:
     """What to run, checked before anything is compiled: the algorithm, the config, the seeds, for a
-    resumed run the checkpoint's metadata, and for a sweep its values (`grid`): every seed then trains
-    with every combination of them (the config's own values of those fields unused)."""
+    resumed run the checkpoint's metadata, for a sweep its values (`grid`): every seed then trains
+    with every combination of them (the config's own values of those fields unused), and for an offline run
+    the identity of its dataset (`datasets.for_config`)."""
 
     algorithm: str
     config: Any
@@ -143,6 +171,7 @@ class Plan:
     preset: str | None
     meta: dict[str, Any] | None
     sweep: dict[str, tuple[float, ...]] | None = None
+    dataset: dict[str, Any] | None = None  # an offline run's dataset, as its checkpoint records it
 
     def runs(self) -> list[dict[str, Any]]:
         """What tells the runs apart in metrics.csv, in the order of the seed axis: the seed, and in a
