@@ -164,7 +164,7 @@ def run_play(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             max_steps=args.steps,
             policy=policy,
             recorder=recorder,
-            **env_kwargs,
+            env_kwargs=env_kwargs,
         )
     except NoDisplayError as error:
         parser.error(str(error))

@@ -90,17 +90,19 @@ def play(
     max_steps: int | None = None,
     policy: Policy | None = None,
     recorder=None,
+    env_kwargs: dict | None = None,
     **make_kwargs,
 ) -> list[float]:
     """Run the game until the window closes (or `max_steps` steps); returns the finished episodes' returns.
     With `policy` (`act(key, obs) -> action`, e.g. a trained agent's) it chooses the actions, not the keys.
     With `recorder` (`renderers.record.Recorder`) every episode is recorded as it is played.
-    `make_kwargs` go to `maxatar.make` (a setting, or the environment a policy was trained in)."""
+    `make_kwargs` go to `maxatar.make` (a setting, or the environment a policy was trained in), and so does
+    `env_kwargs`, a dict of them, which may name `max_steps` (the environment's time limit, not `play`'s)."""
     require("render", "pygame")
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
     import pygame
 
-    env, params = maxatar.make(env_id, **make_kwargs)
+    env, params = maxatar.make(env_id, **make_kwargs, **(env_kwargs or {}))
     init_display(pygame)  # pygame translates key names to codes once its display is up
     check_display(pygame)
     keys = {pygame.key.key_code(name): name for name in env.looks.keymap}

@@ -199,6 +199,31 @@ def test_a_full_disk_mid_write_leaves_no_dataset(root, monkeypatch):
     assert not [p for p in root.iterdir() if p.name.startswith(".")]  # no scratch directory either
 
 
+def test_play_record_saves_a_persons_episodes_as_the_human_dataset(root, made, monkeypatch, capsys):
+    pygame = pytest.importorskip("pygame")
+    from renderers.cli import main as renderers_main
+    from renderers.window import Window
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    presses = iter([pygame.event.Event(pygame.KEYDOWN, key=k)] for k in [pygame.K_LEFT, pygame.K_RIGHT] * 1000)
+    monkeypatch.setattr(Window, "events", lambda self: next(presses))
+    args = ["play", "--env", "maxatar/Breakout-v0", "--record", "--fps", "60", "--steps", "120", "--seed", "4"]
+    assert renderers_main(args) == 0
+    assert "wrote maxatar/Breakout/human-v0" in capsys.readouterr().out
+    dataset = minari.load_dataset("maxatar/Breakout/human-v0")
+    info = dataset.storage.metadata["maxatar"]
+    assert info["tier"] == "human" and info["seed"] == 4 and "person" in info["policy"]["name"]
+    assert info["episodes_digest"] == datasets.digest(episodes_of(dataset))
+    assert dataset.storage.metadata["ref_max_score"] == made[RANDOM].storage.metadata["ref_max_score"]
+    assert dataset.total_episodes >= 1 and dataset.total_steps <= 120
+    with pytest.raises(SystemExit):  # it is there now: --force replaces it
+        renderers_main(args)
+    assert "exists" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        renderers_main(["play", "--env", "maxatar/CartPole-v1", "--record"])
+    assert "the datasets are of the MinAtar games" in capsys.readouterr().err
+
+
 def test_the_command_line_makes_datasets_and_refuses_bad_ones_in_one_line(root, made, capsys):
     with pytest.raises(SystemExit) as stop:
         datasets.main([RANDOM, "--episodes", "12", "--seed", "3", "--envs", "4"])

@@ -153,6 +153,12 @@ def policy_path(game: str, level: str) -> str:
     """The shipped policy of a level, `expert` or `medium`."""
     if level == "expert":
         return f"{PRETRAINED_PREFIX}{NAMESPACE}/{game}-v0"
+    if not (MEDIUM_DIR / f"{game}-v0").is_dir():
+        shipped = sorted(d.name.removesuffix("-v0") for d in MEDIUM_DIR.iterdir()) if MEDIUM_DIR.is_dir() else []
+        raise InputError(
+            f"dataset_id's tier: no medium policy is shipped for {game} (shipped: {', '.join(shipped) or 'none'}); "
+            "policy= (--policy) names one"
+        )
     return str(MEDIUM_DIR / f"{game}-v0")
 
 
@@ -162,7 +168,7 @@ def tier_policy(ids: DatasetId, env, epsilon: float = EPSILON, policy: str | Non
     if ids.tier == "random":
         return jax.tree_util.Partial(functools.partial(_random, n)), {"name": "uniformly random actions"}
     if ids.tier == "mixed":
-        medium, expert = policy_path(ids.game, "medium"), policy or policy_path(ids.game, "expert")
+        medium, expert = policy or policy_path(ids.game, "medium"), policy_path(ids.game, "expert")
         maps = trained(medium, ids.env_id, env), trained(expert, ids.env_id, env)
         act = jax.tree_util.Partial(_alternate, maps[0][0], maps[0][1], maps[1][0], maps[1][1])
         return act, {"name": "medium on even environments, expert on odd ones", "medium": medium, "expert": expert}
