@@ -1,6 +1,8 @@
 """How fast the offline datasets are made and how small they are on disk (`maxatar_agents.datasets`): for each
 case, the seconds to collect the transitions (the vmapped collector, compilation included), the seconds to write
-them as a Minari dataset (HDF5, observations compressed), and the bytes per transition on disk.
+them as a Minari dataset (HDF5, observations compressed), and the bytes per transition on disk. Beside the wall
+clock, the process's CPU time (all its threads): on a machine other jobs load, the wall clock measures them too,
+and the CPU time over the cores it may use is what a quiet machine would take.
 
     python -m benchmarks.datasets                                   # Breakout random and expert, 1M transitions
     python -m benchmarks.datasets --cases Breakout/expert SpaceInvaders/noisy --steps 200000
@@ -34,11 +36,11 @@ def measure(case: str, steps: int) -> dict:
     datasets.reference_scores(game, "minatar")
     env, params = make(ids.env_id, **datasets.env_kwargs(game, "minatar"))
     act, described = datasets.tier_policy(ids, env)
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     played = collector.collect(env, params, act, 0, datasets.NUM_ENVS, steps=steps)
-    collected = time.perf_counter()
+    collected, collected_cpu = time.perf_counter(), time.process_time()
     dataset = datasets.write(ids, played, "minatar", {"policy": described, "seed": 0}, force=True)
-    written = time.perf_counter()
+    written, written_cpu = time.perf_counter(), time.process_time()
     size = sum(f.stat().st_size for f in Path(dataset.storage.data_path).rglob("*") if f.is_file())
     return {
         "case": case,
@@ -46,20 +48,23 @@ def measure(case: str, steps: int) -> dict:
         "episodes": dataset.total_episodes,
         "collect_s": collected - start,
         "write_s": written - collected,
+        "collect_cpu_s": collected_cpu - start_cpu,
+        "write_cpu_s": written_cpu - collected_cpu,
         "bytes_per_step": size / dataset.total_steps,
     }
 
 
 def table(rows: list[dict]) -> str:
     lines = [
-        "| dataset | transitions | episodes | collect (s) | write (s) | total (s) | bytes per transition |",
-        "|---|---|---|---|---|---|---|",
+        "| dataset | transitions | episodes | collect (s) | write (s) | total (s) | CPU time: collect, write (s) "
+        "| bytes per transition |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         total = r["collect_s"] + r["write_s"]
         lines.append(
             f"| {r['case']} | {r['steps']:,} | {r['episodes']:,} | {r['collect_s']:.1f} | {r['write_s']:.1f} | "
-            f"{total:.1f} | {r['bytes_per_step']:.0f} |"
+            f"{total:.1f} | {r['collect_cpu_s']:.1f}, {r['write_cpu_s']:.1f} | {r['bytes_per_step']:.0f} |"
         )
     return "\n".join(lines)
 

@@ -289,9 +289,7 @@ def write(ids: DatasetId, episodes: list[collector.Episode], setting: str, info:
                 [],
                 env=env,
                 algorithm_name=f"maxatar_agents.datasets: {ids.tier}",
-                author="MaxAtar",
-                author_email="https://github.com/maxatar",
-                code_permalink="https://github.com/maxatar/maxatar",
+                author="The MaxAtar authors",
                 ref_min_score=ref_min,
                 ref_max_score=ref_max,
                 num_episodes_average_score=REFERENCE_EPISODES,
@@ -314,11 +312,12 @@ def write(ids: DatasetId, episodes: list[collector.Episode], setting: str, info:
 
 @contextlib.contextmanager
 def _quiet() -> Iterator[None]:
-    """Minari warns about the metadata it is given as None (an evaluation environment: the same one)."""
+    """Minari warns about the metadata left as None: the evaluation environment (the same one), and a code
+    link and author email, which the package has none of (its version is in the metadata)."""
     import warnings
 
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*eval_env.*", category=UserWarning)
+        warnings.filterwarnings("ignore", message=".*(eval_env|code_permalink|author_email).*", category=UserWarning)
         yield
 
 
