@@ -18,7 +18,7 @@ minari = pytest.importorskip("minari")
 import maxatar  # noqa: E402
 from maxatar.checks import InputError  # noqa: E402
 from maxatar_agents import datasets as command  # noqa: E402
-from maxatar_agents.run import collector, datasets  # noqa: E402
+from maxatar_agents.run import checkpoint, collector, datasets  # noqa: E402
 from maxatar_agents.run.checkpoint import CheckpointError  # noqa: E402
 
 RANDOM, EXPERT, NOISY = (f"maxatar/Breakout/{tier}-v0" for tier in ("random", "expert", "noisy"))
@@ -234,3 +234,13 @@ def test_the_command_line_makes_datasets_and_refuses_bad_ones_in_one_line(root, 
     assert err.count("\n") == 1 and "dataset_id's game must be one of" in err
     datasets.main([RANDOM, "--episodes", "12", "--seed", "3", "--envs", "4", "--force"])
     assert "wrote maxatar/Breakout/random-v0: 12 episodes" in capsys.readouterr().out
+
+
+def test_the_shipped_medium_policies_score_about_a_third_to_a_half_of_the_experts():
+    shipped = sorted(datasets.MEDIUM_DIR.iterdir())
+    assert shipped
+    for directory in shipped:
+        record = checkpoint.read_meta(directory)["record"]
+        expert = checkpoint.read_meta(checkpoint.pretrained_path(directory.name))["record"]
+        assert record["expert_greedy_return"] == expert["greedy_return"] and record["greedy_episodes"] == 100
+        assert 0.25 <= record["greedy_return"] / expert["greedy_return"] <= 0.6, directory.name
