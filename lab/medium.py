@@ -6,6 +6,7 @@ stopped part-way, once its training return reaches a quarter of the expert's gre
     python -m lab.medium              # train and export the games that have no medium policy yet
     python -m lab.medium --force      # all five again
     python -m lab.medium Freeway-v0 --force --stop-at-return 2.4   # a game whose return jumps past the target
+    python -m lab.medium Freeway-v0 --stop-at-return -1   # (its export removed) one more interval, then export
 
 Each export records the greedy return over 100 episodes, which the datasets' tests and docs read; the
 training return (played with epsilon 0.05, and averaged over the last 100 episodes while the policy improves)
@@ -46,7 +47,7 @@ def train_and_export(game: str, runs: Path, stop: float | None = None, fresh: bo
     subprocess.run(command, check=True)
     summary = json.loads((out / "summary.json").read_text())
     record = {
-        "run": f"{expert['algorithm']}-{expert['preset']}/{game}, stopped at training return {stop:g}",
+        "run": f"{expert['algorithm']}-{expert['preset']}/{game}, stopped after {summary['frames_per_seed']} frames",
         "seed": expert["seeds"][0],
         "greedy_return": summary["final_eval_return_mean"],
         "greedy_episodes": summary["final_eval_episodes"],

@@ -40,7 +40,7 @@ class Episode(NamedTuple):
     truncations: np.ndarray  # (L,) bool
     env_index: int  # i: played from seed + i
     number: int  # k: the environment's k-th episode (0: right after its seeded reset)
-    seed: int | None = None  # the seed of the reset that began it (k = 0), as Minari records an episode's
+    seed: int | None = None  # the seed of the reset that began it (k = 0 only): Minari's episode `seed`
 
 
 def policy_row(seed: int, call) -> jax.Array:
