@@ -156,7 +156,7 @@ def test_the_loader_gives_device_arrays_with_episode_boundaries(made):
 
 
 def test_minaris_command_line_lists_and_shows_them(made, root):
-    env = {**os.environ, "MINARI_DATASETS_PATH": str(root)}
+    env = {**os.environ, "MINARI_DATASETS_PATH": str(root), "COLUMNS": "200"}  # rich wraps a narrower table
     minari_cli = [sys.executable, "-c", "from minari.cli import app; app()"]
     listed = subprocess.run([*minari_cli, "list", "local"], env=env, capture_output=True, text=True, check=True)
     assert all(dataset_id in listed.stdout for dataset_id in made)
