@@ -144,6 +144,19 @@ def test_recovered_environment_is_the_datasets_and_plays(made):
     assert len(env.step(env.action_space.sample())) == 5
 
 
+def test_a_gymnax_setting_dataset_recovers_gymnax_s_environment(root):
+    """gymnax's setting: no sticky actions, the minimal action set (the expert, trained on the full set, plays it
+    with the other actions as no-ops), gymnax's time limit."""
+    dataset = datasets.make_dataset("maxatar/Breakout/expert-v0", episodes=2, setting="gymnax", force=True)
+    setting = dataset.storage.metadata["maxatar"]["setting"]
+    assert setting["action_set"] == ["noop", "left", "right"] and setting["max_episode_steps"] == 1000
+    env = dataset.recover_environment()
+    assert env.action_space == gymnasium.spaces.Discrete(3) == dataset.action_space
+    assert env.unwrapped.params.sticky_action_prob == 0 and env.unwrapped.params.max_steps == 1000
+    assert dataset.storage.metadata["ref_max_score"] > 20  # the expert plays the minimal set well
+    datasets.make_dataset(EXPERT, episodes=3, seed=5, force=True)  # the module's own again
+
+
 def test_the_loader_gives_device_arrays_with_episode_boundaries(made):
     transitions = command.load(RANDOM)
     dataset = made[RANDOM]
