@@ -2,9 +2,10 @@
 `experiments.tracking` hung on the run as its hooks), the Optuna sweep, the evaluation statistics and the export.
 
     python -m maxatar_agents ALGO ...        # an agent: dqn, sac, ppo, pqn, q_learning, bc, cql, or a registered one
-    python -m maxatar_agents sweep ...       # also: evaluate, export
+    python -m maxatar_agents sweep ...       # also: evaluate, export, datasets
 
-`python -m maxatar_agents.ppo ...` (and `.sweep`, `.evaluate`, `.export`) are the same commands, one module each.
+`python -m maxatar_agents.ppo ...` (and `.sweep`, `.evaluate`, `.export`, `.datasets`) are the same commands, one module
+each.
 Every command first checks the extras it needs (`agents`, and the sweep's `sweep`; `--track` its `track` as the
 options are read) and, where one is missing, prints one `error:` line naming it, before any of the layers (which
 import flax and optax) is imported.
@@ -25,6 +26,7 @@ TOOLS = {
     "sweep": ("maxatar_agents.experiments.sweep:command_line", ("sweep", "optuna")),
     "evaluate": ("maxatar_agents.experiments.statistics:main", None),
     "export": ("maxatar_agents.run.export:main", None),
+    "datasets": ("maxatar_agents.run.datasets:main", ("offline", "minari", "h5py")),
 }
 
 
@@ -61,7 +63,7 @@ def agent(algorithm: str, argv: list[str] | None = None) -> None:
 
 
 def tool(name: str, argv: list[str] | None = None) -> None:
-    """`python -m maxatar_agents.<name>` for a tool (`TOOLS`): sweep, evaluate, export."""
+    """`python -m maxatar_agents.<name>` for a tool (`TOOLS`): sweep, evaluate, export, datasets."""
     function, extra = TOOLS[name]
     with extras_checked(name, extra):
         module, attribute = function.split(":")

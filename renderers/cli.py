@@ -86,6 +86,13 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--zoom", type=bounded(int, 1, 16), default=3, help="window enlargement")
     play.add_argument("--seed", type=key_seed, default=0)
     play.add_argument("--steps", type=bounded(int, 1), default=None, help="stop after this many steps")
+    play.add_argument(
+        "--record",
+        action="store_true",
+        help="save the episodes you finish as the Minari dataset maxatar/<Game>/human-v0 (a MinAtar game; "
+        "needs the offline extra)",
+    )
+    play.add_argument("--force", action="store_true", help="with --record: replace an earlier human-v0 dataset")
     play.set_defaults(run=run_play, subparser=play)
     return parser
 
@@ -148,14 +155,41 @@ def run_play(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from renderers.play import NoDisplayError, play
 
     _, _, env_kwargs, policy = _env_and_policy(parser, args, args.policy)
+    recorder = None
+    if args.record:
+        from renderers import record
+
+        if args.policy is not None:
+            parser.error("--record records a person's play: leave out --policy")
+        try:
+            env_kwargs = record.env_kwargs(args.env, args.setting)
+            record.datasets().check_free(record.datasets().DatasetId(record.game_of(args.env), "human"), args.force)
+        except ValueError as error:
+            parser.error(str(error))
+        recorder = record.Recorder()
     try:
         returns = play(
-            args.env, fps=args.fps, zoom=args.zoom, seed=args.seed, max_steps=args.steps, policy=policy, **env_kwargs
+            args.env,
+            fps=args.fps,
+            zoom=args.zoom,
+            seed=args.seed,
+            max_steps=args.steps,
+            policy=policy,
+            recorder=recorder,
+            env_kwargs=env_kwargs,
         )
     except NoDisplayError as error:
         parser.error(str(error))
     if returns:
         print(f"{len(returns)} episode(s), mean return {sum(returns) / len(returns):g}")
+    if recorder is not None:
+        if not recorder.episodes:
+            parser.error("--record: no episode was finished, so no dataset was written")
+        try:
+            dataset = record.save(args.env, args.setting, recorder, args.seed, args.force)
+        except (ValueError, OSError) as error:
+            parser.error(f"--record: {error}")
+        print(f"wrote {dataset.spec.dataset_id}: {dataset.total_episodes} episode(s), {dataset.total_steps} steps")
     return 0
 
 
@@ -167,6 +201,8 @@ def require_extras(args: argparse.Namespace) -> None:
     require("render", "imageio" if args.command == "gif" else "pygame")
     if args.policy not in (None, "random"):
         require("agents", *AGENT_MODULES)
+    if getattr(args, "record", False):
+        require("offline", "minari", "h5py", *AGENT_MODULES)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

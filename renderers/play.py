@@ -62,8 +62,13 @@ def _reset(env: Environment, key: jax.Array, params: EnvParams) -> EnvState:
 
 @partial(jax.jit, static_argnums=0)
 def _step(env: Environment, key: jax.Array, state: EnvState, action: jax.Array, params: EnvParams):
-    _, state, reward, terminated, truncated, _ = env.step(key, state, action, params)
-    return state, reward, terminated | truncated
+    obs, state, reward, terminated, truncated, _ = env.step(key, state, action, params)
+    return state, obs, reward, terminated, truncated
+
+
+@partial(jax.jit, static_argnums=0)
+def _observe(env: Environment, state: EnvState) -> jax.Array:
+    return env.observation(state)
 
 
 @partial(jax.jit, static_argnums=0)
@@ -83,16 +88,20 @@ def play(
     seed: int = 0,
     max_steps: int | None = None,
     policy: Policy | None = None,
+    recorder=None,
+    env_kwargs: dict | None = None,
     **make_kwargs,
 ) -> list[float]:
     """Run the game until the window closes (or `max_steps` steps); returns the finished episodes' returns.
     With `policy` (`act(key, obs) -> action`, e.g. a trained agent's) it chooses the actions, not the keys.
-    `make_kwargs` go to `maxatar.make` (a setting, or the environment a policy was trained in)."""
+    With `recorder` (`renderers.record.Recorder`) every episode is recorded as it is played.
+    `make_kwargs` go to `maxatar.make` (a setting, or the environment a policy was trained in), and so does
+    `env_kwargs`, a dict of them, which may name `max_steps` (the environment's time limit, not `play`'s)."""
     require("render", "pygame")
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
     import pygame
 
-    env, params = maxatar.make(env_id, **make_kwargs)
+    env, params = maxatar.make(env_id, **make_kwargs, **(env_kwargs or {}))
     try:
         init_display(pygame)  # pygame translates key names to codes once its display is up
     except NoDisplayError as error:
@@ -107,6 +116,8 @@ def play(
     key = jax.random.key(seed)
     key, sub = jax.random.split(key)
     state, score, action, pause, steps = _reset(env, sub, params), 0.0, 0, 0, 0
+    if recorder is not None:
+        recorder.start(_observe(env, state))
     returns: list[float] = []
     try:
         while not window.closed and (max_steps is None or steps < max_steps):
@@ -131,6 +142,8 @@ def play(
             if restart:
                 key, sub = jax.random.split(key)
                 state, score, pause = _reset(env, sub, params), 0.0, 0
+                if recorder is not None:
+                    recorder.start(_observe(env, state))
                 continue
             if policy is None:
                 action = choose_action(env, pressed, action)
@@ -138,10 +151,13 @@ def play(
                 key, act_key = jax.random.split(key)
                 action = int(_act(env, policy, act_key, state))
             key, sub = jax.random.split(key)
-            state, reward, done = _step(env, sub, state, jnp.int32(action), params)
+            state, obs, reward, terminated, truncated = _step(env, sub, state, jnp.int32(action), params)
+            done = bool(terminated | truncated)
+            if recorder is not None:
+                recorder.step(action, obs, float(reward), bool(terminated), bool(truncated))
             score += float(reward)
             steps += 1
-            if bool(done):
+            if done:
                 returns.append(score)
                 print(f"episode over: return {score:g} in {int(state.time)} steps")
                 pause = max(1, round(fps))
