@@ -31,7 +31,9 @@ an `InputError`, which is a ValueError and a TypeError at once, so callers may c
   before the step is committed, as on the Python backend; with JAX output nothing waits for the device, so it is
   clipped and flagged in `info["invalid_action"]`, as under `jit`.
 * `check_num_envs`: an int (or numpy integer, not bool) in 1 .. `MAX_NUM_ENVS`.
-* states (reset option `state`): `check_state_values`, the values of a state whose structure, shapes and dtypes
+* states: `check_state_layout` (a state's structure, shapes and dtypes against the environment's: the reset
+  option `state` and every state entering the pure API, `maxatar.episode.check_state`), `check_time` (a concrete
+  step counter in 0 .. 2**31 - 2), and for the reset option `check_state_values`, the values of a state whose layout
   `maxatar.reset_options.check_state` has checked: the wrapper's fields, then the game's, against the ranges each
   game declares next to its rules (`Environment.states`, the values its episodes reach, read through
   `Environment.state_values`; cross-field rules in `Environment.state_rules`), so that neither the JAX step nor
@@ -505,7 +507,7 @@ def check_state_layout(spec: EnvState, state, what: str, batch: tuple[int, ...] 
     trace and costs the compiled program nothing."""
     game = type(spec.game).__name__
     if not isinstance(state, type(spec)) or type(state.game) is not type(spec.game):
-        got = f"EnvState(game={type(state.game).__name__})" if isinstance(state, type(spec)) else repr(state)[:80]
+        got = f"EnvState(game={type(state.game).__name__})" if isinstance(state, type(spec)) else type(state).__name__
         raise InputError(f"{what} must be an EnvState(game={game}), as this environment's reset returns, got {got}")
     paths, treedef = jax.tree_util.tree_flatten_with_path(spec)
     try:
