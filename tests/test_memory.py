@@ -71,26 +71,28 @@ print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)
 """
 
 
-def measured(code: str, *argv) -> int:
+def measured(code: str, *argv) -> str:
+    """The last line `code` prints, run in a fresh interpreter with `argv`."""
     done = subprocess.run([sys.executable, "-c", code, *map(str, argv)], capture_output=True, text=True, check=True)
-    return int(done.stdout.split()[-1])
+    return done.stdout.strip().splitlines()[-1]
+
+
+# (id, backend, the two sizes, the bounds of the estimate's growth over the measured peak's; measured: 1.03 on
+# the JAX backend, 1.07 to 1.9 on the Python backend, whose factor is set by the tightest game)
+PYTHON_GAMES = ["Breakout", "Asterix", "Freeway", "Seaquest", "SpaceInvaders", "CartPole-v1", "Doors"]
+MEASURED = [("maxatar/Breakout-v0", "jax", (10_000, 110_000), (0.85, 1.5))] + [
+    (f"maxatar/{game}" if game.endswith("-v1") else f"maxatar/{game}-v0", "python", (2_000, 12_000), (1.0, 2.0))
+    for game in PYTHON_GAMES
+]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "env_id, backend, sizes, within",
-    [
-        ("maxatar/Breakout-v0", "jax", (10_000, 110_000), (0.85, 1.5)),  # measured 1.03
-        ("maxatar/Breakout-v0", "python", (2_000, 12_000), (1.0, 2.0)),  # 1.07
-        ("maxatar/Seaquest-v0", "python", (2_000, 12_000), (1.0, 2.0)),  # 1.49
-        ("maxatar/CartPole-v1", "python", (2_000, 12_000), (1.0, 2.0)),  # 1.11
-    ],
-)
+@pytest.mark.parametrize("env_id, backend, sizes, within", MEASURED)
 def test_a_vector_envs_estimate_is_its_measured_peak(env_id, backend, sizes, within):
     """The estimate's growth between two sizes over the measured peak's: near 1 on the JAX backend (shapes
     are what it holds); at least 1 on the Python backend, whose twins' objects are bounded by a measured factor."""
     small, large = sizes
-    real = measured(MEASURE, env_id, backend, large) - measured(MEASURE, env_id, backend, small)
+    real = int(measured(MEASURE, env_id, backend, large)) - int(measured(MEASURE, env_id, backend, small))
     ratio = (estimate(env_id, large, backend) - estimate(env_id, small, backend)) / real
     assert within[0] <= ratio <= within[1], ratio
 
@@ -142,16 +144,8 @@ print(held[0], (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1
 
 @pytest.mark.slow
 def test_a_runs_estimate_is_its_measured_peak():
-    """PPO on CartPole at 256 and 2048 seeds (the issue's 10,000 seeds peaked at 9.1 GB): the estimate's growth
-    is the measured peak's (1.07 when measured), where the training state alone was a sixth of it."""
-    (small, small_peak), (large, large_peak) = (
-        map(
-            int,
-            subprocess.run(
-                [sys.executable, "-c", RUN, str(seeds)], capture_output=True, text=True, check=True
-            ).stdout.split()[-2:],
-        )
-        for seeds in (256, 2048)
-    )
+    """PPO on CartPole at 128 and 1024 seeds (the issue's 10,000 seeds peaked at 9.1 GB): the estimate's growth
+    is the measured peak's (1.07 when measured at 256 and 2048), where the training state alone is a sixth of it."""
+    (small, small_peak), (large, large_peak) = (map(int, measured(RUN, seeds).split()) for seeds in (128, 1024))
     ratio = (large - small) / (large_peak - small_peak)
     assert 0.85 <= ratio <= 1.5, ratio
