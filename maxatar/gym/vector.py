@@ -365,7 +365,7 @@ def _parse_autoreset_mode(mode) -> AutoresetMode:
 
 # The Python backend holds each game as Python objects: at most this many times its pure state's bytes over the
 # games with a twin (`tests/test_memory.py` measures it).
-PYTHON_STATE_FACTOR = 48
+PYTHON_STATE_FACTOR = 64
 
 
 def held_bytes(spec: _VectorSpec, params: EnvParams, space: spaces.Space, output: str, twin: Twin | None) -> int:
