@@ -32,7 +32,9 @@ an `InputError`, which is a ValueError and a TypeError at once, so callers may c
   clipped and flagged in `info["invalid_action"]`, as under `jit`.
 * `check_key_seeds`: the seeds of the command lines, which become 32-bit PRNG keys: 0 .. 2**32 - 1.
 * `check_num_envs`: an int (or numpy integer, not bool) in 1 .. `MAX_NUM_ENVS`.
-* states (reset option `state`): `check_state_values`, the values of a state whose structure, shapes and dtypes
+* states: `check_state_layout` (a state's structure, shapes and dtypes against the environment's: the reset
+  option `state` and every state entering the pure API, `maxatar.episode.check_state`), `check_time` (a concrete
+  step counter in 0 .. 2**31 - 2), and for the reset option `check_state_values`, the values of a state whose layout
   `maxatar.reset_options.check_state` has checked: the wrapper's fields, then the game's, against the ranges each
   game declares next to its rules (`Environment.states`, the values its episodes reach, read through
   `Environment.state_values`; cross-field rules in `Environment.state_rules`), so that neither the JAX step nor
@@ -271,7 +273,7 @@ def check_params(params: EnvParams, env: Environment | None = None, scalar: bool
 def check_scalar_params(params: EnvParams, env: Environment) -> EnvParams:
     """`check_params` for a front end that steps one set of params (batched fields refused). Params already
     checked (those `maxatar.make` just returned) are only looked at for batched fields."""
-    if _was_checked(params, env) and not any(is_batched(getattr(params, name)) for name in _kinds(type(params))):
+    if _was_checked(params, env, scalar=True):
         return params
     return check_params(params, env, scalar=True)
 
@@ -283,8 +285,9 @@ def is_batched(value) -> bool:
 
 
 # Params objects already checked for an environment's params class and ramp: (id, class, max level) -> a weak
-# reference to the object (an id alone could be reused by a later object). Bounded: cleared when full.
-_CHECKED: dict[tuple, weakref.ref] = {}
+# reference to the object (an id alone could be reused by a later object) and whether a field is batched.
+# Bounded: cleared when full.
+_CHECKED: dict[tuple, tuple[weakref.ref, bool]] = {}
 _CHECKED_LIMIT = 512
 
 
@@ -293,30 +296,33 @@ def _remember(params, env) -> None:
         return
     if len(_CHECKED) >= _CHECKED_LIMIT:
         _CHECKED.clear()
+    batched = any(is_batched(leaf) for leaf in jax.tree.leaves(params))
     try:
-        _CHECKED[(id(params), env.params_class, env.max_difficulty)] = weakref.ref(params)
+        _CHECKED[(id(params), env.params_class, env.max_difficulty)] = (weakref.ref(params), batched)
     except TypeError:  # an object without weak references: checked every time
         pass
 
 
-def _was_checked(params, env) -> bool:
-    ref = _CHECKED.get((id(params), env.params_class, env.max_difficulty))
-    return ref is not None and ref() is params
+def _was_checked(params, env, scalar: bool = False) -> bool:
+    """Whether `params` were checked for `env` (with `scalar`: and hold no batched field)."""
+    ref, batched = _CHECKED.get((id(params), env.params_class, env.max_difficulty), (None, False))
+    return ref is not None and ref() is params and not (scalar and batched)
 
 
-def check_params_entry(env: Environment, params) -> None:
+def check_params_entry(env: Environment, params, scalar: bool = False) -> None:
     """Params entering the pure API (`Environment.reset`, `step`, `transition`): None (the defaults) and params
     already checked for this kind of environment pass at the cost of a dict lookup; other concrete params are
     checked as `check_params` checks them (their values are used as given: nothing is converted here, so an
-    eager call and a jitted one compute alike); traced fields pass unchecked."""
-    if params is None or _was_checked(params, env):
+    eager call and a jitted one compute alike); traced fields pass unchecked. `scalar`: the caller steps one
+    state (the gymnax facade), so batched fields are refused."""
+    if params is None or _was_checked(params, env, scalar):
         return
     _check_class(params, env)
     traced = False
     for name, kind in _kinds(type(params)).items():
         value = getattr(params, name)
         traced |= _is_traced(value)
-        check_field(name, value, kind, env)
+        check_field(name, value, kind, env, scalar)
     if not traced:
         _remember(params, env)
 
@@ -505,6 +511,42 @@ def _first_bad(values: np.ndarray, bad: np.ndarray) -> str:
     return f"{value.item()!r}{where}"
 
 
+def check_state_layout(spec: EnvState, state, what: str, batch: tuple[int, ...] = ()) -> list:
+    """A state's structure, shapes and dtypes against `spec` (one environment's state of `jax.ShapeDtypeStruct`
+    leaves; `batch`: the leading axes every leaf must have): its leaves, or an InputError naming `what` and the
+    first field that differs. Python only (types and shapes, never values), so inside `jit` it runs once per
+    trace and costs the compiled program nothing."""
+    game = type(spec.game).__name__
+    if not isinstance(state, type(spec)) or type(state.game) is not type(spec.game):
+        got = f"EnvState(game={type(state.game).__name__})" if isinstance(state, type(spec)) else type(state).__name__
+        raise InputError(f"{what} must be an EnvState(game={game}), as this environment's reset returns, got {got}")
+    paths, treedef = jax.tree_util.tree_flatten_with_path(spec)
+    try:
+        leaves = treedef.flatten_up_to(state)
+    except (TypeError, ValueError) as error:
+        raise InputError(f"{what} is not a state of {game}: {error}") from None
+    for (path, want), leaf in zip(paths, leaves, strict=True):
+        shape, dtype = (leaf.shape, leaf.dtype) if hasattr(leaf, "dtype") else (np.shape(leaf), np.result_type(leaf))
+        name = f"{what}{jax.tree_util.keystr(path)}"
+        if dtype != want.dtype:
+            raise InputError(f"{name} has dtype {dtype}, expected {want.dtype}")
+        if tuple(shape) != (*batch, *want.shape):
+            one = " (one state: vmap the call for a batch)" if not batch and len(shape) > len(want.shape) else ""
+            raise InputError(f"{name} has shape {tuple(shape)}, expected {(*batch, *want.shape)}{one}")
+    return leaves
+
+
+def check_time(time, what: str = "state.time") -> None:
+    """A concrete step counter in 0 .. `MAX_TIME` (a traced one passes: under `jit` the int32 counter wraps after
+    2**31 - 1 steps, as JAX's integers do). Read on the host: only for calls outside `jit`."""
+    if _is_traced(time):
+        return
+    value = int(np.asarray(time))
+    if not 0 <= value <= MAX_TIME:
+        full = " (the int32 step counter is full: set max_steps to end such an episode)" if value > 0 else ""
+        raise InputError(f"{what} is {value}, outside 0..{MAX_TIME}, the steps since reset{full}")
+
+
 def check_state_values(env: Environment, state: EnvState, what: str = "reset option 'state'") -> None:
     """The values of a state (numpy or JAX leaves, one state or a batch with leading axes; structure, shapes and
     dtypes already checked): the step counter in 0 .. 2**31 - 2, the last executed action in the game's full
@@ -560,7 +602,9 @@ __all__ = [
     "check_registered",
     "check_seed",
     "check_size",
+    "check_state_layout",
     "check_state_values",
+    "check_time",
     "check_traced_action",
     "describe",
     "outside",

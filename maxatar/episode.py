@@ -34,9 +34,19 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from maxatar import core
-from maxatar.checks import check_action, check_key, check_params_entry, check_traced_action
+from maxatar.checks import (
+    INT32_MAX,
+    InputError,
+    check_action,
+    check_key,
+    check_params_entry,
+    check_state_layout,
+    check_time,
+    check_traced_action,
+)
 from maxatar.core import Draws, EnvParams, EnvState, pytree_dataclass, tree_select
 from maxatar.prng import uniform
+from maxatar.reset_options import state_spec
 from maxatar.twin import Twin
 
 NEXT_STEP, SAME_STEP, DISABLED = AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED
@@ -84,6 +94,7 @@ class Environment(core.Environment):
         the sticky draw is still consumed and the step counter still advances.
         """
         check_params_entry(self, params)
+        check_state(self, state)
         params = self.default_params() if params is None else params
         next_state, reward, terminated, truncated, info = advance(self, state, action, draws, params)
         return self.observation(next_state), next_state, reward, terminated, truncated, info
@@ -92,6 +103,7 @@ class Environment(core.Environment):
         """`transition` after `sample_draws`. Does not reset: see `AutoReset`."""
         check_key(key)
         check_params_entry(self, params)
+        check_state(self, state)
         params = self.default_params() if params is None else params
         action = self._check_action(action)  # before any work, so bad input fails fast
         return self.transition(state, action, self.sample_draws(key, state, params), params)
@@ -102,6 +114,14 @@ class Environment(core.Environment):
         if isinstance(action, jax.core.Tracer):
             return check_traced_action(action)
         return jnp.int32(check_action(action, self.num_actions))
+
+
+def check_state(env: Environment, state, what: str = "state") -> None:
+    """A state entering the pure API (`Environment.step`, `transition`, `autoreset`, so `AutoReset` and the
+    front ends): the structure, shapes and dtypes of one state of `env` (`reset_options.state_spec`; vmap the
+    call for a batch), or an InputError naming `what` and the field. Types and shapes only: under `jit` it runs
+    once per trace and the compiled step is unchanged. The step counter's value is `advance`'s to check."""
+    check_state_layout(state_spec(env), state, what)
 
 
 def keep_last_action(fresh: EnvState, previous: EnvState) -> EnvState:
@@ -159,6 +179,7 @@ def advance(env: Environment, state: EnvState, action, draws: Draws, params: Env
     `info["invalid_action"]` (a concrete one was refused before, `Environment._check_action`). `freeze=False`
     skips keeping a terminated state's game: only for callers that replace such a state anyway (auto-reset)."""
     action = env._check_action(action)
+    check_time(state.time)  # a concrete counter (outside jit): 0 .. 2**31 - 2, so that the step cannot wrap it
     invalid = (action < 0) | (action >= env.num_actions)
     table = jnp.asarray(env.action_set, dtype=jnp.int32)
     chosen = table[jnp.clip(action, 0, env.num_actions - 1)]
@@ -187,6 +208,8 @@ def autoreset(
     SAME_STEP with `final_obs` puts the finished step's own observation in `info["final_obs"]`. The state is
     selected first and observed once (XLA compiles unused observations away). The whole step is the current
     game's (`Environment.as_task`); `info` adds what `env.step_info` reports of the state it steps from."""
+
+    check_state(env, state)
 
     def played(game_env, state, params):
         return _autoreset(game_env, mode, state, pending, action, uniforms, params, final_obs)
@@ -297,6 +320,10 @@ class EpisodeStatistics:
     """
 
     def __init__(self, auto: AutoReset):
+        if not isinstance(auto, AutoReset):  # a bare env's steps repeat an ended episode's flags: counted again
+            bare = isinstance(auto, Environment)
+            hint = " (wrap it first: EpisodeStatistics(maxatar.AutoReset(env)))" if bare else ""
+            raise InputError(f"EpisodeStatistics wraps a maxatar.AutoReset, got {type(auto).__name__}{hint}")
         self.auto = auto
 
     def __getattr__(self, name):
@@ -324,11 +351,19 @@ class EpisodeStatistics:
 
     def step(self, key, state: EpisodeStatisticsState, action, params=None):
         """`AutoReset.step`, recording the episode."""
-        return self._record(state, *self.auto.step(key, state.env_state, action, params))
+        return self._record(state, *self.auto.step(key, self._env_state(state), action, params))
 
     def step_from_uniforms(self, uniforms, state: EpisodeStatisticsState, action, params):
         """`AutoReset.step_from_uniforms`, recording the episode."""
-        return self._record(state, *self.auto.step_from_uniforms(uniforms, state.env_state, action, params))
+        return self._record(state, *self.auto.step_from_uniforms(uniforms, self._env_state(state), action, params))
+
+    @staticmethod
+    def _env_state(state) -> EnvState:
+        """The environment's state inside `state`, which must be this wrapper's (its reset's)."""
+        if not isinstance(state, EpisodeStatisticsState):
+            got = type(state).__name__
+            raise InputError(f"state must be the EpisodeStatisticsState EpisodeStatistics.reset returns, got {got}")
+        return state.env_state
 
     @staticmethod
     def _record(state, obs, env_state, reward, terminated, truncated, info):
@@ -425,7 +460,7 @@ class TwinEnv:
         reward = 0.0
         if not self.terminated:
             self.game, reward, self.terminated = self.twin.step(self.game, executed, uniforms[1 : self.num_draws])
-        self.time += 1
+        self.time = self.time + 1 if self.time < INT32_MAX else -(2**31)  # an int32 counter, as the JAX step's
         truncated = 0 < self.max_steps <= self.time
         self.obs = self.twin.observation(self.game)
         return self.obs, reward, self.terminated, truncated

@@ -47,7 +47,7 @@ from maxatar.checks import (
     check_scalar_params,
 )
 from maxatar.core import Environment, EnvParams, EnvState, observation_bounds, pytree_dataclass
-from maxatar.episode import AutoReset
+from maxatar.episode import AutoReset, check_state
 from maxatar.prng import uniform, uniform_to_int
 from maxatar.registry import SPECS, canonical_name, env_class, registered_ids
 from maxatar.registry import make as maxatar_make
@@ -308,7 +308,7 @@ class GymnaxEnv:
         """The key and params checked before the jitted call (`maxatar.checks`), where they are still concrete:
         inside it the pure environment sees only tracers."""
         check_key(key)
-        check_params_entry(self.env, params)
+        check_params_entry(self.env, params, scalar=True)  # one state: vmap the calls for batched params
 
     def reset(self, key: jax.Array, params: EnvParams | None = None) -> tuple[jax.Array, EnvState]:
         """gymnax's `reset(key, params) -> (obs, state)`: start an episode (MaxAtar's `reset`)."""
@@ -348,6 +348,7 @@ class GymnaxEnv:
 
     def get_obs(self, state: EnvState, params: EnvParams | None = None, key: jax.Array | None = None) -> jax.Array:
         """gymnax's observation of a state (deterministic: `params` and `key` are accepted and ignored)."""
+        check_state(self.env, state)
         return self.env.observation(state)
 
     def is_terminated(self, state: EnvState, params: EnvParams | None = None) -> jax.Array:

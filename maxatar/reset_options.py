@@ -15,7 +15,7 @@ import functools
 import jax
 import numpy as np
 
-from maxatar.checks import InputError, check_difficulty, check_state_values
+from maxatar.checks import InputError, check_difficulty, check_state_layout, check_state_values
 from maxatar.core import Environment, EnvState
 
 STATE, DIFFICULTY, RESET_MASK = "state", "difficulty", "reset_mask"
@@ -47,25 +47,14 @@ def check_state(env: Environment, state, num_envs: int | None = None) -> EnvStat
     first field outside its range: `maxatar.checks.check_state_values`). Array leaves are kept where they are
     (no copy to or from the device), others become numpy. With `num_envs`, a batch of states (leading axis
     `num_envs`) or one state for every sub-environment (broadcast)."""
-    if not isinstance(state, EnvState):
-        raise InputError(f"reset option 'state' must be a maxatar EnvState, got {type(state).__name__}")
     spec = state_spec(env)
-    paths, treedef = jax.tree_util.tree_flatten_with_path(spec)
-    try:
-        leaves = treedef.flatten_up_to(state)
-    except (TypeError, ValueError) as error:
-        raise InputError(f"reset option 'state' is not a state of {env.name}: {error}") from None
+    treedef = jax.tree.structure(spec)
+    leaves = jax.tree.leaves(state) if isinstance(state, EnvState) else []
+    first = leaves[0] if leaves else None
+    batch = num_envs is not None and np.shape(first) == (num_envs, *jax.tree.leaves(spec)[0].shape)
+    # one state for every sub-environment, or (its leaves leading with num_envs) one per sub-environment
+    leaves = check_state_layout(spec, state, "reset option 'state'", (num_envs,) if batch else ())
     leaves = [leaf if isinstance(leaf, (np.ndarray, jax.Array)) else np.asarray(leaf) for leaf in leaves]
-    batch = num_envs is not None and leaves[0].shape == (num_envs, *paths[0][1].shape)
-    for (path, want), leaf in zip(paths, leaves, strict=True):
-        name = jax.tree_util.keystr(path)
-        if leaf.dtype != want.dtype:
-            raise InputError(f"reset option 'state': {name} has dtype {leaf.dtype}, expected {want.dtype}")
-        if leaf.shape != ((num_envs, *want.shape) if batch else want.shape):
-            either = f"{want.shape} (one state) or {(num_envs, *want.shape)} (one per sub-environment)"
-            raise InputError(
-                f"reset option 'state': {name} has shape {leaf.shape}, expected {either if num_envs else want.shape}"
-            )
     check_state_values(env, treedef.unflatten(leaves))
     if num_envs is not None and not batch:
         leaves = [np.broadcast_to(leaf, (num_envs, *leaf.shape)) for leaf in jax.device_get(leaves)]

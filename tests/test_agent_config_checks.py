@@ -356,10 +356,12 @@ def test_ctrl_c_stops_a_sweep_with_one_line_and_status_130(tmp_path):
 
 # (algorithm, options, what the error line says): sizes and numbers past their bounds, refused before --out exists.
 OUT_OF_BOUNDS = [
-    ("pqn", ["--hidden", "100000,100000"], "the training state of 1 run(s) needs 149.0 GiB, more than the"),
+    ("pqn", ["--hidden", "100000,100000"], "the training state of 1 run(s) needs about 149.0 GiB"),
     ("dqn", ["--seeds", "100000000"], "the training state of 100000000 run(s) needs"),
     ("dqn", ["--num-envs", "100000000"], "num_envs must be in [1, 65,536], got 100000000"),
     ("dqn", ["--eval-episodes", "1000000000"], "eval_episodes must be in [1, 65,536], got 1000000000"),
+    ("dqn", ["--keep-best-episodes", "100000000"], "keep_best_episodes must be in [1, 65,536], got 100000000"),
+    ("dqn", ["--eval-max-steps", str(2**31)], "eval_max_steps must be in [1, 2,147,483,647], got 2147483648"),
     ("dqn", ["--frames", "1e30"], "total_steps must be in [1, 2,147,483,647], got 1"),
     ("dqn", ["--seed", "-1"], "--seed must be an integer in 0 .. 2**32 - 1, as a seed keeps 32 bits; got -1"),
     ("dqn", ["--seed", str(2**64)], f"as a seed keeps 32 bits; got {2**64}"),

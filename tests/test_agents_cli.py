@@ -7,6 +7,7 @@ import dataclasses
 import os
 import re
 import signal
+import types
 from pathlib import Path
 
 import pytest
@@ -213,6 +214,28 @@ def test_a_ctrl_c_while_compiling_stops_with_one_line_and_leaves_no_half_made_ru
     assert stop.value.code == cli.EXIT_INTERRUPTED
     err = capsys.readouterr().err.strip()
     assert err == "interrupted while compiling, before any training" and not out.exists()
+
+
+def test_a_ctrl_c_inside_the_first_interval_promises_no_checkpoint(tmp_path, monkeypatch, capsys):
+    """The commonest Ctrl-C (the first interval of a MinAtar run on a CPU lasts minutes): nothing was trained or
+    saved, so the run says so, leaves no --out and offers no --resume that would fail."""
+    from maxatar_agents.run import runner
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    schedule = types.SimpleNamespace(num_intervals=10, frames_per_interval=4096, total_frames=40960)
+    parts = {"program": types.SimpleNamespace(schedule=schedule)}
+    monkeypatch.setattr(cli, "compile_plan", lambda *args: parts)
+    monkeypatch.setattr(cli, "check_run_memory", lambda *args: None)
+    monkeypatch.setattr(cli, "initial_progress", lambda *args: runner.Progress(None, 0, [], 0.0))
+    monkeypatch.setattr(runner, "run_intervals", interrupted)
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as stop:
+        cli.main("dqn", ["--env", "CartPole-v1", "--out", str(out), "--no-progress"])
+    assert stop.value.code == cli.EXIT_INTERRUPTED
+    err = capsys.readouterr().err.strip()
+    assert err == "interrupted before the first interval ended" and not out.exists()
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the lost raise, on purpose

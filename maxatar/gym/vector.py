@@ -48,11 +48,12 @@ from maxatar.gym.backend import (
     task_info,
 )
 from maxatar.gym.functional import observation_space
+from maxatar.memory import check_fits, nbytes
 from maxatar.registry import make
-from maxatar.reset_options import DIFFICULTY, RESET_MASK, STATE, check_level, check_state, parse
+from maxatar.reset_options import DIFFICULTY, RESET_MASK, STATE, check_level, check_state, parse, state_spec
 from maxatar.sharding import batch_sharding, check_divisible, make_mesh, replicated, to_numpy
 from maxatar.tape import Tape, seed_key, tape_row
-from maxatar.twin import load_twin
+from maxatar.twin import Twin, load_twin
 
 
 class MaxAtarVectorEnv(VectorEnv):
@@ -109,17 +110,23 @@ class MaxAtarVectorEnv(VectorEnv):
         if self._clock is not None:
             self.params = self._clock.params(self.params)
         self._boundary = True  # the next step is the task's first
+        self._spec = _VectorSpec(self.env, self.num_envs, self.autoreset_mode, self.mesh)
         self.single_observation_space = observation_space(self.env)
+        twin = pick_twin(backend, self.output, env_id, self.env, self.params, self.num_envs, self.mesh)
+        check_fits(
+            held_bytes(self._spec, self.params, self.single_observation_space, self.output, twin),
+            f"num_envs={self.num_envs} of {env_id} (states, observations, spaces)",
+            "use fewer sub-environments, or split them over several vector environments",
+            None if twin is not None else self.devices,  # the twins live on the host
+        )
         self.single_action_space = spaces.Discrete(self.env.num_actions)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        twin = pick_twin(backend, self.output, env_id, self.env, self.params, self.num_envs, self.mesh)
         self.backend = "jax" if twin is None else "python"
         self._twins = None if twin is None else self._make_twins(twin)
         self._tape: Tape | None = None
         self._state: EnvState | None = None  # the JAX backend's batched state
         self._pending = None  # sub-environments whose episode ended on the last step (next-step and disabled modes)
-        self._spec = _VectorSpec(self.env, self.num_envs, self.autoreset_mode, self.mesh)
         self._placed_params: tuple[EnvParams, EnvParams] | None = None  # (params, their replicated copy)
         self._previous = None  # the JAX backend's state before its last step with JAX actions (`_step_device`)
 
@@ -388,6 +395,33 @@ def _parse_autoreset_mode(mode) -> AutoresetMode:
     if key not in by_name:
         raise InputError(f"autoreset_mode must be one of {[m.value for m in AutoresetMode]}, got {mode!r}")
     return by_name[key]
+
+
+# The Python backend holds each game as Python objects: at most this many times its pure state's bytes over the
+# games with a twin (`tests/test_memory.py` measures it).
+PYTHON_STATE_FACTOR = 64
+
+
+def held_bytes(spec: _VectorSpec, params: EnvParams, space: spaces.Space, output: str, twin: Twin | None) -> int:
+    """What a vector environment will hold while it steps, from shapes, before anything is allocated: the
+    batched observation space's bounds, and on the JAX backend (`jax.eval_shape` of its step, whose trace the
+    first step reuses) the batched state before and after a step (the previous one is kept), the step's outputs
+    and tape row, and their two copies on the host (the transfer and its writable copy) for numpy output; on the
+    Python backend, what one twin holds (`PYTHON_STATE_FACTOR`) and four observations per sub-environment (the
+    twin's, the stacked output, a final one and its stack)."""
+    n = spec.num_envs
+    bounds = n * sum(v.nbytes for v in vars(space).values() if isinstance(v, np.ndarray))
+    if twin is not None:
+        one = TwinEnv(spec.env, params, twin)
+        one.reset([0.5] * spec.env.num_auto_reset_uniforms)
+        return n * (PYTHON_STATE_FACTOR * nbytes(one.numpy_state()) + 4 * one.obs.nbytes) + bounds
+    batched = lambda s: jax.ShapeDtypeStruct((n, *s.shape), s.dtype)  # noqa: E731
+    state = jax.tree.map(batched, state_spec(spec.env))
+    pending, actions = jax.ShapeDtypeStruct((n,), bool), jax.ShapeDtypeStruct((n,), jnp.int32)
+    outputs = _vector_step.eval_shape(spec, seed_key(0), np.uint32(0), state, pending, actions, params)
+    row = jax.ShapeDtypeStruct(spec.row_shape, jnp.float32)
+    host = 2 * nbytes(outputs[2:4]) if output == "numpy" else 0
+    return nbytes(state, pending, actions, outputs, row) + host + bounds
 
 
 # Per-sub-environment select between two batched pytrees: `mask[i]` picks sub-environment i's leaves.

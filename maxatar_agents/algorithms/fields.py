@@ -116,10 +116,10 @@ FIELD_BOUNDS: dict[str, Bounds] = {
     "alpha": NON_NEGATIVE,  # CQL's penalty weight (0: none)
     "learning_starts": Bounds(0),
     # Upper bounds on sizes, so that a typo is refused rather than exhausting memory; the command line also
-    # checks the whole training state against the devices' memory before a run starts (`run.cli.check_memory`).
-    # Frames per seed: the programs count steps in int32.
-    "total_steps": Bounds(1, 2**31 - 1),
-    **dict.fromkeys(["num_envs", "eval_episodes"], Bounds(1, 65_536)),
+    # checks the run against the devices' memory before it starts (`run.cli.check_memory`, `check_run_memory`).
+    # Frames per seed and an evaluation episode's steps: the programs count steps in int32.
+    **dict.fromkeys(["total_steps", "eval_max_steps"], Bounds(1, 2**31 - 1)),
+    **dict.fromkeys(["num_envs", "eval_episodes", "keep_best_episodes"], Bounds(1, 65_536)),
     "hidden": Bounds(1, 2**20),
 }
 

@@ -21,7 +21,6 @@ import argparse
 import dataclasses
 import functools
 import math
-import os
 import shutil
 import sys
 import tempfile
@@ -29,15 +28,15 @@ import time
 import typing
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh
 
-from maxatar import files, sharding
-from maxatar.checks import check_key_seeds
+from maxatar import files, memory, sharding
+from maxatar.checks import InputError, check_key_seeds
 from maxatar_agents.algorithms import grid
 from maxatar_agents.algorithms.fields import config_error_text, field_help, field_types
 from maxatar_agents.algorithms.offline import OfflineConfig
@@ -288,28 +287,35 @@ def check_run_options(args: argparse.Namespace) -> None:
 
 
 def check_memory(module, config: Any, num_runs: int, devices: str | int) -> None:
-    """Refuse a run whose training state alone (params, optimiser state, replay buffer, environments: from its
-    shapes, nothing allocated) would not fit the memory of the devices it is split over."""
+    """Refuse, before --out is made and anything compiles, a run whose training state alone (params, optimiser
+    state, replay buffer, environments: `jax.eval_shape` of its init) would not fit the memory of the devices it
+    is split over; `check_run_memory` counts the whole interval once it is compiled."""
     keys = jax.ShapeDtypeStruct((num_runs, 2), jnp.uint32)
     state = jax.eval_shape(jax.vmap(module.make_program(config).init), keys)
-    need = sum(leaf.size * leaf.dtype.itemsize for leaf in jax.tree.leaves(state))
     count = jax.device_count() if devices == "all" else devices
-    have = device_memory() * count
-    if need > have:
-        raise UsageError(
-            f"the training state of {num_runs} run(s) needs {need / 2**30:,.1f} GiB, more than the "
-            f"{have / 2**30:,.1f} GiB of memory of {count} {jax.default_backend()} device(s): use smaller sizes "
-            "(hidden, buffer_size, num_envs) or fewer --seeds"
-        )
-
-
-def device_memory() -> int:
-    """The memory of one device: what the accelerator reports, or the machine's for the CPU."""
     try:
-        stats = jax.local_devices()[0].memory_stats() or {}
-    except (NotImplementedError, RuntimeError):
-        stats = {}
-    return stats.get("bytes_limit") or os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        memory.check_fits(
+            memory.nbytes(state), f"the training state of {num_runs} run(s)", SMALLER, jax.devices()[:count]
+        )
+    except InputError as error:
+        raise UsageError(str(error)) from None
+
+
+def check_run_memory(parts: dict[str, Any], num_runs: int, mesh: Mesh | None) -> None:
+    """Refuse, before anything is allocated, a run whose compiled interval (XLA's count of its state, rollout,
+    evaluations and temporaries, per device) and the host copy a checkpoint makes of the state would not fit."""
+    interval = memory.compiled_bytes(parts["interval"])
+    if interval is None:  # a backend that does not say: the training state was checked before --out
+        return
+    devices = [jax.local_devices()[0]] if mesh is None else list(mesh.devices.flat)
+    need = interval * len(devices) + memory.nbytes(parts["template"])
+    try:
+        memory.check_fits(need, f"a logging interval of {num_runs} run(s)", SMALLER, devices)
+    except InputError as error:
+        raise UsageError(str(error)) from None
+
+
+SMALLER = "use smaller sizes (hidden, buffer_size, num_envs, num_steps) or fewer --seeds"
 
 
 # --- devices ---
@@ -502,14 +508,15 @@ def run(
     try:
         with interrupts.deferred():  # compiling: a stop is raised once XLA is done (`interrupts`)
             parts = compile_plan(plan, len(runs), mesh, inputs)
+            check_run_memory(parts, len(runs), mesh)
             progress = initial_progress(parts, plan, out, mesh)
     except KeyboardInterrupt:  # before the first frame: one line, as an interrupted run, and nothing half made
-        hooks.finish(status="KILLED")
+        stopped_untrained(hooks, plan, out, created and lead, "while compiling, before any training")
+    except UsageError:  # refused before the first frame (too large, a damaged checkpoint): nothing half made
+        hooks.finish(status="FAILED")
         if created and lead:
             discard_out(out)
-        kept = "" if plan.meta is None else f"; the checkpoint in {out} is as it was"
-        print(f"\ninterrupted while compiling, before any training{kept}", file=sys.stderr)
-        raise SystemExit(EXIT_INTERRUPTED) from None
+        raise
     compile_time = time.time() - compile_start
     sched = parts["program"].schedule
     every = args.checkpoint_every
@@ -544,6 +551,8 @@ def run(
     except KeyboardInterrupt:
         if bar is not None:
             bar.close()
+        if progress.done == 0:  # a new run inside its first interval: nothing trained, nothing to resume from
+            stopped_untrained(hooks, plan, out, created and lead, "before the first interval ended")
         if saved_at != progress.done:
             save()  # the last completed interval: resuming from it stays exact
         print(
@@ -570,6 +579,17 @@ def run(
     except (checkpoint.CheckpointError, OSError) as error:
         hooks.finish(status="FAILED")
         raise cannot_write(error, algorithm, out) from None
+
+
+def stopped_untrained(hooks: RunHooks, plan: runner.Plan, out: Path, discard: bool, when: str) -> NoReturn:
+    """A stop before a new run's first interval ends (`discard`: --out is this run's, removed) or before a
+    resumed run's first frame (its checkpoint as it was): one line saying so, exit status 130."""
+    hooks.finish(status="KILLED")
+    if discard:
+        discard_out(out)
+    kept = "" if plan.meta is None else f"; the checkpoint in {out} is as it was"
+    print(f"\ninterrupted {when}{kept}", file=sys.stderr)
+    raise SystemExit(EXIT_INTERRUPTED)
 
 
 def resume_command(algorithm: str, out: Path) -> str:
