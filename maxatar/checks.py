@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import math
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -334,6 +335,13 @@ def check_difficulty(env: Environment, level, name: str = "difficulty") -> None:
 # --- keys and seeds ------------------------------------------------------------------------------------------
 
 
+@functools.cache
+def _key_implementations() -> frozenset[str]:
+    """How JAX prints the implementations MaxAtar reads (`str(jax.random.key_impl(key))`: JAX 0.4 prints a tag,
+    "fry" for threefry, later JAX the name)."""
+    return frozenset(str(jax.random.key_impl(jax.random.key(0, impl=name))) for name in KEY_IMPLEMENTATIONS)
+
+
 def check_key(key, name: str = "key") -> None:
     """A JAX PRNG key: a typed key of shape () (`jax.random.key(seed)`) of an implementation MaxAtar reads
     (`maxatar.prng.KEY_IMPLEMENTATIONS`) or a raw uint32 key (`jax.random.PRNGKey(seed)`), concrete or traced;
@@ -344,7 +352,7 @@ def check_key(key, name: str = "key") -> None:
             if shape != ():
                 raise InputError(f"{name} must be one PRNG key (shape ()), got keys of shape {shape}")
             impl = str(jax.random.key_impl(key))
-            if impl not in KEY_IMPLEMENTATIONS:
+            if impl not in _key_implementations():
                 raise InputError(f"{name} must be a key of one of {', '.join(KEY_IMPLEMENTATIONS)}, got a {impl} key")
             return
         if dtype == np.uint32 and shape in ((2,), (4,)):
