@@ -1,6 +1,6 @@
 """The policy-transfer certificate: each shipped policy scores the same in MinAtar itself as in MaxAtar.
 
-    python -m lab.exactness run                                  # plays every game (about an hour on 2 cores)
+    python -m lab.exactness run                                  # plays every game (40 minutes on 2 busy cores)
     python -m lab.exactness report --readme docs/exactness.md    # the page's section from the committed file
 
 `run` plays each shipped policy (`maxatar_agents/pretrained/<game>/`, greedy) for `--episodes` episodes in three
@@ -186,7 +186,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     play = commands.add_parser("run", help="play every game in the three implementations")
-    play.add_argument("--episodes", type=int, default=200)
+    play.add_argument("--episodes", type=int, default=500)
     play.add_argument("--games", nargs="+", default=GAMES, choices=GAMES)
     play.add_argument("--out", type=Path, default=RESULTS)
     show = commands.add_parser("report", help="the page's section from a results file")
