@@ -19,7 +19,7 @@ an `InputError`, which is a ValueError and a TypeError at once, so callers may c
   step one set of params (`gymnasium.make`, `make_vec`, `make_sb3_vec_env`, `maxatar.gymnax.make`) refuse them
   (`scalar=True`). Lists and tuples are refused everywhere (give an array). Traced values pass unchecked: under
   `jit` nothing can raise.
-* keys: `check_key` (a JAX PRNG key: `jax.random.key(seed)`, or a raw uint32 key).
+* keys: `check_key` (a JAX PRNG key: `jax.random.key(seed)` of threefry, rbg or unsafe_rbg, or a raw uint32 key).
 * seeds: `check_seed`, one range for every front end: an int (or numpy integer, passed on as an int) in
   0 .. 2**63 - 1. The tape's key is built from both 32-bit halves of the seed (`maxatar.tape.seed_key`), so
   no two seeds share a stream.
@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import math
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -65,7 +66,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.prng import float32_ceiling, float32_ceiling_of
+from maxatar.prng import KEY_IMPLEMENTATIONS, float32_ceiling, float32_ceiling_of
 
 if TYPE_CHECKING:
     from maxatar.core import Environment, EnvParams, EnvState
@@ -341,15 +342,26 @@ def check_difficulty(env: Environment, level, name: str = "difficulty") -> None:
 # --- keys and seeds ------------------------------------------------------------------------------------------
 
 
+@functools.cache
+def _key_implementations() -> frozenset[str]:
+    """How JAX prints the implementations MaxAtar reads (`str(jax.random.key_impl(key))`: JAX 0.4 prints a tag,
+    "fry" for threefry, later JAX the name)."""
+    return frozenset(str(jax.random.key_impl(jax.random.key(0, impl=name))) for name in KEY_IMPLEMENTATIONS)
+
+
 def check_key(key, name: str = "key") -> None:
-    """A JAX PRNG key: a typed key of shape () (`jax.random.key(seed)`) or a raw uint32 key
-    (`jax.random.PRNGKey(seed)`), concrete or traced; anything else is an InputError naming `name`."""
+    """A JAX PRNG key: a typed key of shape () (`jax.random.key(seed)`) of an implementation MaxAtar reads
+    (`maxatar.prng.KEY_IMPLEMENTATIONS`) or a raw uint32 key (`jax.random.PRNGKey(seed)`), concrete or traced;
+    anything else is an InputError naming `name`."""
     if isinstance(key, (jax.Array, np.ndarray)):
         dtype, shape = key.dtype, key.shape
         if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
-            if shape == ():
-                return
-            raise InputError(f"{name} must be one PRNG key (shape ()), got keys of shape {shape}")
+            if shape != ():
+                raise InputError(f"{name} must be one PRNG key (shape ()), got keys of shape {shape}")
+            impl = str(jax.random.key_impl(key))
+            if impl not in _key_implementations():
+                raise InputError(f"{name} must be a key of one of {', '.join(KEY_IMPLEMENTATIONS)}, got a {impl} key")
+            return
         if dtype == np.uint32 and shape in ((2,), (4,)):
             return  # raw key data (threefry: 2 words; rbg: 4)
         raise InputError(f"{name} must be a JAX PRNG key (jax.random.key(seed)), got an array {dtype}{list(shape)}")

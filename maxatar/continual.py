@@ -33,6 +33,7 @@ from maxatar.checks import InputError, check_choice, check_flag, check_size
 from maxatar.core import EnvParams, Looks, pytree_dataclass
 from maxatar.episode import AutoReset, Environment, in_groups
 from maxatar.pixels import ObservationVariant
+from maxatar.prng import uniform
 from maxatar.registry import MINATAR_GAMES, env_class
 from maxatar.twin import Twin, load_twin
 
@@ -522,7 +523,7 @@ class MixedBatch:
 
     def reset(self, key, params):
         """`reset_from_uniforms` with each environment's uniforms drawn from `key`."""
-        uniforms = jax.random.uniform(key, (self.num_envs, self.env.num_reset_uniforms))
+        uniforms = uniform(key, (self.num_envs, self.env.num_reset_uniforms))
         return self.reset_from_uniforms(uniforms, params)
 
     def step_from_uniforms(self, uniforms, state, action, params):

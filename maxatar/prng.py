@@ -1,7 +1,8 @@
 """Random numbers and the XLA tricks every environment step relies on, written once.
 
-* `uniform` is `jax.random.uniform`, bit for bit, with the threefry hash written out so that XLA's CPU backend
-  fuses it (`tests/test_random.py` proves the equality);
+* `uniform` is `jax.random.uniform` (partitionable threefry, JAX's default), bit for bit, with the threefry hash
+  written out so that XLA's CPU backend fuses it and no JAX setting changes its numbers (`key_words`:
+  `tests/test_random.py` proves both);
 * `uniform_to_int` and `float32_ceiling` turn float32 uniforms into the reference's float64 decisions exactly;
 * `materialize` keeps XLA from recomputing a value inside every fusion that reads it.
 """
@@ -63,18 +64,20 @@ def threefry2x32_int(k0: int, k1: int, x0: int, x1: int) -> tuple[int, int]:
     return x0, x1
 
 
-def raw_threefry_key(key) -> jax.Array | None:
-    """The (2,) uint32 data of a single threefry key, or None if `key` is of another kind or configuration (the
-    written-out hash reproduces only partitionable threefry, so anything else must use `jax.random`)."""
-    if not jax.config.jax_threefry_partitionable:
-        return None
+# JAX's key implementations, by name, as the threefry key they stand for. rbg and unsafe_rbg seed a key as the
+# threefry key of the seed twice ([k0, k1, k0, k1]), so their first two words make `jax.random.key(seed)` the
+# same game under every implementation (rbg's split and fold_in keep the halves equal, so its keys all do).
+KEY_IMPLEMENTATIONS = ("threefry2x32", "rbg", "unsafe_rbg")
+
+
+def key_words(key) -> jax.Array:
+    """The (2,) uint32 threefry key that `key` stands for, whatever JAX's settings: a threefry key's data, or
+    the first two words of an rbg or unsafe_rbg key (typed, or raw (4,) data). Every draw hashes these words
+    with the threefry written out here, never through `jax.random`, whose bits depend on
+    `jax_threefry_partitionable`. `maxatar.checks.check_key` refuses keys of any other implementation."""
     if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
-        if key.shape != () or str(jax.random.key_impl(key)) != "threefry2x32":
-            return None
-        return jax.random.key_data(key)
-    if key.shape != (2,) or key.dtype != jnp.uint32 or jax.config.jax_default_prng_impl != "threefry2x32":
-        return None
-    return key
+        key = jax.random.key_data(key)
+    return key[:2]
 
 
 def materialize(x: jax.Array) -> jax.Array:
@@ -89,19 +92,19 @@ def materialize(x: jax.Array) -> jax.Array:
 
 
 def uniform(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
-    """float32 uniforms in [0, 1): bit for bit `jax.random.uniform(key, shape)`, only faster on CPU.
+    """float32 uniforms in [0, 1) from the threefry key `key_words(key)`: bit for bit what
+    `jax.random.uniform(key, shape)` gives for a threefry key under partitionable threefry (JAX's default since
+    0.5), and the same numbers under any JAX setting or key implementation. The counter is 32 bits: a call
+    draws fewer than 2**32 numbers (MaxAtar's draw a few per environment).
 
     JAX lowers the threefry hash on CPU as a rolled loop of five rounds, each a few small kernels with copies
     in between; written out in plain `jnp` (the same counters, rounds and mantissa trick as JAX's partitionable
     threefry), XLA fuses the whole hash into one elementwise loop, which makes a step's draws much cheaper.
-    Keys of another PRNG implementation, or a JAX configured without partitionable threefry, fall back to
-    `jax.random.uniform` itself. `tests/test_random.py` proves the equality over many keys and shapes."""
+    `tests/test_random.py` proves the equality over many keys and shapes, and the numbers' independence of
+    JAX's settings."""
     shape = tuple(int(d) for d in shape)
-    size = int(np.prod(shape, dtype=np.int64))
-    raw = raw_threefry_key(key)
-    if raw is None or size >= 2**32:
-        return jax.random.uniform(key, shape)
-    return threefry_uniform(raw[0], raw[1], shape)
+    words = key_words(key)
+    return threefry_uniform(words[0], words[1], shape)
 
 
 def threefry_uniform(k0, k1, shape: tuple[int, ...]) -> jax.Array:

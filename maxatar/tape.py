@@ -16,36 +16,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from functools import partial
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from maxatar.prng import raw_threefry_key, threefry2x32, threefry2x32_int, threefry_uniform, uniform
+from maxatar.prng import key_words, threefry2x32, threefry2x32_int, threefry_uniform
 
 
 def tape_row(key: jax.Array, t, shape: tuple[int, ...]) -> jax.Array:
-    """Call t's uniforms (jittable; t a uint32 counter). For threefry keys the fold-in is the hash written
-    out (`prng.threefry2x32`, the bits of `jax.random.fold_in`), which XLA fuses instead of running JAX's
-    threefry as a rolled loop of small kernels on every call."""
-    raw = raw_threefry_key(key)
-    if raw is None:
-        return uniform(jax.random.fold_in(key, t), shape)
+    """Call t's uniforms (jittable; t a uint32 counter). The fold-in is the hash written out
+    (`prng.threefry2x32`, the bits of `jax.random.fold_in` for a threefry key), which XLA fuses instead of
+    running JAX's threefry as a rolled loop of small kernels on every call, and which no JAX setting changes."""
+    raw = key_words(key)
     k0, k1 = threefry2x32(raw[0], raw[1], jnp.uint32(0), jnp.asarray(t, jnp.uint32))
     return threefry_uniform(k0, k1, tuple(shape))
 
 
-@partial(jax.jit, static_argnums=(2, 3))
-def _rows(key: jax.Array, start, shape: tuple[int, ...], count: int) -> jax.Array:
-    """Rows start .. start + count - 1 in one call."""
-    calls = start + jnp.arange(count, dtype=jnp.uint32)
-    return jax.vmap(lambda t: tape_row(key, t, shape))(calls)
-
-
 def numpy_rows(raw_key: np.ndarray, start: int, shape: tuple[int, ...], count: int) -> np.ndarray:
-    """`_rows` in numpy, for a threefry key's raw (2,) uint32 data: no compile and no JAX call, which the
-    Python backend would otherwise pay on its first step and every block. `fold_in(key, t)` is the threefry
+    """Rows start .. start + count - 1 (`tape_row` of each) in numpy, for a key's raw (2,) uint32 words
+    (`prng.key_words`): no compile and no JAX call, which the Python backend would otherwise pay on its first
+    step and every block. `fold_in(key, t)` is the threefry
     hash of the counter pair (0, t) (JAX's `threefry_seed` of a 32-bit t); `uniform` hashes (0, i) under
     that key for element i and keeps 23 bits of `b0 ^ b1` as the mantissa (see `prng.uniform`). Both hashes
     run on flat arrays (each row's key repeated for its elements): numpy is much slower broadcasting over a
@@ -82,27 +73,20 @@ FIRST_NUMPY_BLOCK = 256  # rows of a tape's first numpy block (later ones double
 TAPE_CALLS = 2**32  # calls on one tape: the counter is a uint32
 
 
-def seed_words(seed: int) -> np.ndarray | None:
+def seed_words(seed: int) -> np.ndarray:
     """The raw (2,) uint32 data of the tape key of a seed in 0 .. 2**63 - 1 (`seed_key`): its two 32-bit halves,
     (seed >> 32, seed & 0xFFFFFFFF), computed without a JAX call (a seeded reset would otherwise pay JAX's
     dispatch twice, for the key and for its data). For seeds below 2**32 that is `jax.random.key(seed)`'s data
     (JAX keeps only a seed's low 32 bits with 64-bit types off, which would make seeds 2**32 apart share a
-    tape), so their tapes are the ones JAX's key gives. None where JAX's default PRNG is not threefry.
+    tape), so their tapes are the ones JAX's key gives (under any key implementation: `prng.key_words`).
     `tests/test_backends.py` checks it against JAX over many seeds."""
-    if jax.config.jax_default_prng_impl != "threefry2x32":
-        return None
     return np.array([seed >> 32, seed & 0xFFFFFFFF], np.uint32)
 
 
 def seed_key(seed: int) -> jax.Array:
     """The tape key of a seed in 0 .. 2**63 - 1: the threefry key whose data is `seed_words(seed)`
-    (`jax.random.key(seed)` for seeds below 2**32). With another default PRNG, JAX's key of the low half with
-    the high half folded in (again JAX's own key for seeds below 2**32)."""
-    words = seed_words(seed)
-    if words is not None:
-        return jax.random.wrap_key_data(words, impl="threefry2x32")
-    key = jax.random.key(seed & 0xFFFFFFFF)
-    return key if seed < 2**32 else jax.random.fold_in(key, seed >> 32)
+    (`jax.random.key(seed)` for seeds below 2**32)."""
+    return jax.random.wrap_key_data(seed_words(seed), impl="threefry2x32")
 
 
 def _used_up() -> RuntimeError:
@@ -128,17 +112,13 @@ class Tape:
         self._block_size = max(1, int(block)) if block is not None else max(1, min(4096, 65536 // max(1, size)))
         self._rows: Iterator = iter(())  # the rest of the current block, one row per call
         self._expected = 0  # the position whose row `_rows` yields next
-        numpy_threefry = self._seed is not None and jax.config.jax_threefry_partitionable
-        raw = seed_words(self._seed) if numpy_threefry else None
-        if raw is None:
-            raw = raw_threefry_key(self.key)
-        self._raw_key = None if raw is None else np.asarray(raw)  # None: another PRNG, rows come from JAX
+        self._raw_key = seed_words(self._seed) if self._seed is not None else np.asarray(key_words(self.key))
         # numpy blocks start small and double: a seeded reset (a new tape) then pays for a few hundred rows, not
         # thousands that the next reseed would throw away (evaluation loops reseed every episode). A tape's first
         # row alone comes first where its hashes are few (one environment's reset: `python_rows`), so that
-        # make-and-reset pays for that row only. JAX's blocks keep one size, which compiles once.
-        self._next_block = min(FIRST_NUMPY_BLOCK, self._block_size) if raw is not None else self._block_size
-        self._first_row_alone = raw is not None and 1 + size <= PYTHON_HASHES
+        # make-and-reset pays for that row only.
+        self._next_block = min(FIRST_NUMPY_BLOCK, self._block_size)
+        self._first_row_alone = 1 + size <= PYTHON_HASHES
 
     @property
     def key(self) -> jax.Array:
@@ -175,11 +155,9 @@ class Tape:
         if self._first_row_alone:
             self._first_row_alone = False
             rows = python_rows(self._raw_key, t, self.shape, 1)
-        elif self._raw_key is not None:
+        else:
             rows = numpy_rows(self._raw_key, t, self.shape, min(self._next_block, TAPE_CALLS - t))
             self._next_block = min(2 * self._next_block, self._block_size)
-        else:
-            rows = np.asarray(_rows(self.key, np.uint32(t), self.shape, self._block_size))[: TAPE_CALLS - t]
         if 0 in self.shape:  # empty rows, which zip would not yield
             return iter(rows.tolist())
         rows_iter = iter(rows.ravel().tolist())

@@ -1,4 +1,4 @@
-"""`maxatar.prng.uniform` is `jax.random.uniform`, bit for bit: same seed, same trajectories as before."""
+"""`maxatar.prng.uniform` is `jax.random.uniform` (JAX's default threefry), bit for bit, under every JAX setting."""
 
 import jax
 import jax.numpy as jnp
@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import maxatar
+from maxatar.checks import InputError
 from maxatar.episode import AutoReset
 from maxatar.prng import uniform
 from tests.tiers import examples
@@ -46,9 +47,50 @@ def test_uniform_equals_jax_random_uniform_for_any_key_words(words, shape):
     assert_same_bits(jax.jit(uniform, static_argnums=1)(typed, shape), expected)
 
 
-def test_other_prng_implementations_fall_back_to_jax():
-    key = jax.random.key(3, impl="rbg")
-    assert_same_bits(uniform(key, (4, 5)), jax.random.uniform(key, (4, 5)))
+@pytest.mark.parametrize("impl", ["rbg", "unsafe_rbg"])
+def test_rbg_keys_draw_the_numbers_of_the_threefry_key_of_their_seed(impl):
+    """An rbg or unsafe_rbg key stands for the threefry key in its first two words, which `jax.random.key(seed)`
+    fills with the threefry key of the seed: the same seed draws the same numbers, typed or raw."""
+    expected = jax.random.uniform(jax.random.key(3, impl="threefry2x32"), (4, 5))
+    key = jax.random.key(3, impl=impl)
+    assert_same_bits(uniform(key, (4, 5)), expected)
+    assert_same_bits(jax.jit(uniform, static_argnums=1)(jax.random.key_data(key), (4, 5)), expected)
+
+
+def test_keys_of_another_implementation_are_refused():
+    from jax.extend.random import define_prng_impl
+
+    def split(key, shape):
+        return jnp.broadcast_to(key, (*shape, 2))
+
+    toy = define_prng_impl(
+        key_shape=(2,),
+        seed=lambda s: jnp.stack([s, s]).astype(jnp.uint32),
+        split=split,
+        random_bits=lambda key, width, shape: jnp.zeros(shape, jnp.uint32),
+        fold_in=lambda key, d: key,
+        name="toy",
+        tag="toy",
+    )
+    env, params = maxatar.make("Breakout-v0")
+    with pytest.raises(InputError, match="key must be a key of one of threefry2x32, rbg, unsafe_rbg, got a toy key"):
+        env.reset(jax.random.key(0, impl=toy), params)
+
+
+@pytest.mark.parametrize("setting", [("jax_threefry_partitionable", False), ("jax_enable_x64", True)])
+def test_no_jax_setting_changes_the_numbers(setting):
+    """JAX < 0.5's threefry (`jax_threefry_partitionable=False`) gives other `jax.random.uniform` numbers for
+    the same key; `uniform` hashes the key's words itself, so its numbers stay those of JAX's default."""
+    keys = jax.random.split(jax.random.key(5), 50)
+    expected = jax.vmap(lambda k: jax.random.uniform(k, (3, 7)))(keys)
+    name, value = setting
+    before = getattr(jax.config, name)
+    jax.config.update(name, value)
+    try:
+        ours = jax.jit(jax.vmap(lambda k: uniform(k, (3, 7))))(keys)
+    finally:
+        jax.config.update(name, before)
+    assert_same_bits(ours, expected)
 
 
 @pytest.mark.parametrize("env_id", maxatar.registered_ids())

@@ -342,8 +342,8 @@ def _split(spec: _VectorSpec, tree):
 def _vector_reset(spec: _VectorSpec, key, call, state, pending, mask, params, levels=None):
     """Reset every sub-environment, or (given a state and a mask) only the masked ones, from tape row `call`;
     at the params' difficulty, or at `levels` (one per sub-environment) where given."""
-    # `tape_row` gives jax.random.uniform's bits (partitionable threefry: the same values however the rows are
-    # split over devices), written out so that XLA fuses the hash on CPU.
+    # `tape_row` hashes each uniform from its own counter (the same values however the rows are split over
+    # devices), written out so that XLA fuses the hash on CPU.
     rows = _split(spec, tape_row(key, call, spec.row_shape))
 
     def reset_rows(params, rows, levels, state, pending, mask):

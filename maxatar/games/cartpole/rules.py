@@ -4,6 +4,13 @@ Not Gymnasium's `phys2d/CartPole-v1`, which uses masspole + length where the cla
 masspole * length. The state is float32 (the reference integrates in float64 and returns float32
 observations); termination compares against the float64 thresholds exactly, so a float32 state on the
 boundary terminates exactly when the reference would. Time limit: 500 steps, reported as truncation.
+
+The two Gymnasium backends differ by that rounding: the JAX one steps this float32 state, the Python one
+(`backend="python"`) Gymnasium's float64 arithmetic itself, so a policy whose decision sits near its boundary,
+as a balancing one's does, picks another action on one of them. A balancing controller
+(`3 theta + theta_dot > 0`) parts them in every one of 2048 episodes (first at step 133 in the median, 40 at the
+earliest), though each episode still lasts the 500 steps on both (`python -m lab.cartpole_backends`). Agreement
+would take float64 in JAX or XLA's float32 arithmetic in Python; compare CartPole results on one backend.
 """
 
 from __future__ import annotations
