@@ -21,7 +21,7 @@ an `InputError`, which is a ValueError and a TypeError at once, so callers may c
   `jit` nothing can raise.
 * keys: `check_key` (a JAX PRNG key: `jax.random.key(seed)` of threefry, rbg or unsafe_rbg, or a raw uint32 key).
 * seeds: `check_seed`, one range for every front end: an int (or numpy integer, passed on as an int) in
-  0 .. 2**63 - 1. The tape's key is built from both 32-bit halves of the seed (`maxatar.tape.seed_key`), so
+  0 .. 2**64 - 1 (as Gymnasium and Minari's recorder draw them). The tape's key is built from both 32-bit halves of the seed (`maxatar.tape.seed_key`), so
   no two seeds share a stream.
 * actions: `check_action` (one concrete action: an integer scalar in the action space), `check_traced_action`
   (under `jit`: an integer scalar; an out-of-range value is then clipped and flagged in `info["invalid_action"]`,
@@ -72,7 +72,7 @@ if TYPE_CHECKING:
     from maxatar.core import Environment, EnvParams, EnvState
 
 INT32_MAX = 2**31 - 1
-SEED_LIMIT = 2**63  # seeds are 0 .. SEED_LIMIT - 1
+SEED_LIMIT = 2**64  # seeds are 0 .. SEED_LIMIT - 1: the tape key's two 32-bit words
 MAX_NUM_ENVS = 2**24
 MAX_TIME = INT32_MAX - 1  # a state's step counter: one more step still fits the int32 counter
 MODULE_PREFIX = "maxatar:"  # Gymnasium's "module:id" form
@@ -369,12 +369,12 @@ def check_key(key, name: str = "key") -> None:
 
 
 def check_seed(seed) -> int | None:
-    """A seed as a Python int, or None: an int or numpy integer (not bool) in 0 .. 2**63 - 1. Every seed in that
+    """A seed as a Python int, or None: an int or numpy integer (not bool) in 0 .. 2**64 - 1. Every seed in that
     range has a tape of its own (`maxatar.tape.seed_key` keeps both 32-bit halves)."""
     if seed is None:
         return None
     if isinstance(seed, _BOOLS) or not isinstance(seed, _INTEGERS) or not 0 <= seed < SEED_LIMIT:
-        raise InputError(f"seed must be a non-negative integer below 2**63 (0 .. 2**63 - 1) or None, got {seed!r}")
+        raise InputError(f"seed must be a non-negative integer below 2**64 (0 .. 2**64 - 1) or None, got {seed!r}")
     return int(seed)
 
 

@@ -9,7 +9,7 @@ same seed.
 
 The counter is 32 bits, so a tape holds 2**32 calls: call 2**32 raises a RuntimeError (reseed to go on) rather
 than repeat call 0's row. A seed's key is built from both of its 32-bit halves (`seed_key`), so every seed in
-0 .. 2**63 - 1 has a tape of its own.
+0 .. 2**64 - 1 has a tape of its own.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ TAPE_CALLS = 2**32  # calls on one tape: the counter is a uint32
 
 
 def seed_words(seed: int) -> np.ndarray:
-    """The raw (2,) uint32 data of the tape key of a seed in 0 .. 2**63 - 1 (`seed_key`): its two 32-bit halves,
+    """The raw (2,) uint32 data of the tape key of a seed in 0 .. 2**64 - 1 (`seed_key`): its two 32-bit halves,
     (seed >> 32, seed & 0xFFFFFFFF), computed without a JAX call (a seeded reset would otherwise pay JAX's
     dispatch twice, for the key and for its data). For seeds below 2**32 that is `jax.random.key(seed)`'s data
     (JAX keeps only a seed's low 32 bits with 64-bit types off, which would make seeds 2**32 apart share a
@@ -84,7 +84,7 @@ def seed_words(seed: int) -> np.ndarray:
 
 
 def seed_key(seed: int) -> jax.Array:
-    """The tape key of a seed in 0 .. 2**63 - 1: the threefry key whose data is `seed_words(seed)`
+    """The tape key of a seed in 0 .. 2**64 - 1: the threefry key whose data is `seed_words(seed)`
     (`jax.random.key(seed)` for seeds below 2**32)."""
     return jax.random.wrap_key_data(seed_words(seed), impl="threefry2x32")
 
@@ -99,7 +99,7 @@ def _used_up() -> RuntimeError:
 class Tape:
     """A position on one seed's tape. `next_call()` hands the JAX backend the counter of the next call;
     `next_row()` hands the Python backend that call's row, as Python floats, from a block computed ahead.
-    `key` is a JAX key, or a seed in 0 .. 2**63 - 1 standing for `seed_key(seed)`, which is then made only if
+    `key` is a JAX key, or a seed in 0 .. 2**64 - 1 standing for `seed_key(seed)`, which is then made only if
     the JAX backend asks for `tape.key`. A tape holds `TAPE_CALLS` calls; the next one raises a RuntimeError."""
 
     def __init__(self, key: jax.Array | int, shape: tuple[int, ...], block: int | None = None):

@@ -104,12 +104,12 @@ def test_backend_choice_and_bad_input():
     for front in (env, venv):
         front.reset(seed=3)
         state, rng = front.state, front.np_random.bit_generator.state
-        for bad_seed in (-1, 2**63, 1.5, "0"):
+        for bad_seed in (-1, 2**64, 1.5, "0"):
             with pytest.raises(ValueError, match="seed must be a non-negative integer"):
                 front.reset(seed=bad_seed)
         assert_same(front.state, state)  # refused before anything changed
         assert front.np_random.bit_generator.state == rng
-    assert env.reset(seed=2**63 - 1)[0].shape == (10, 10, 4)  # the largest seed JAX takes
+    assert env.reset(seed=2**64 - 1)[0].shape == (10, 10, 4)  # the largest seed: two 32-bit words
 
 
 def test_numpy_tape_equals_the_jitted_tape():
@@ -159,7 +159,7 @@ def test_seed_words_are_the_data_of_jax_random_key():
     small = [0, 1, 2**31 - 1, 2**31, 2**32 - 1, *rng.integers(0, 2**32, 300).tolist()]
     for seed in small:
         np.testing.assert_array_equal(seed_words(seed), np.asarray(jax.random.key_data(jax.random.key(seed))))
-    large = [2**32, 2**32 + 5, 2**63 - 1, *rng.integers(2**32, 2**63, 300).tolist()]
+    large = [2**32, 2**32 + 5, 2**64 - 1, *rng.integers(2**32, 2**64, 300, dtype=np.uint64).tolist()]
     for seed in small + large:
         assert seed_words(seed).tolist() == [seed >> 32, seed & 0xFFFFFFFF]
         np.testing.assert_array_equal(np.asarray(jax.random.key_data(seed_key(seed))), seed_words(seed))

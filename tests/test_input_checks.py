@@ -233,14 +233,14 @@ def test_pure_api_keys_and_params_built_by_hand():
 
 
 def test_seeds_are_one_range_without_aliasing():
-    """Seeds 2**32 apart used to share a tape (JAX keeps 32 bits); now every seed in 0 .. 2**63 - 1 has its own,
+    """Seeds 2**32 apart used to share a tape (JAX keeps 32 bits); now every seed in 0 .. 2**64 - 1 has its own,
     and seeds below 2**32 keep JAX's key bit for bit (existing streams unchanged)."""
     for seed in (0, 5, 2**32 - 1):
         assert seed_words(seed).tolist() == jax.random.key_data(jax.random.key(seed)).tolist()
     for seed in (5, 2**40 + 3):
         rows = [Tape(s, (3,)).next_row() for s in (seed, seed + 2**32, seed + 2**62)]
         assert len({tuple(r) for r in rows}) == 3
-    big = 2**63 - 1 - 2**33
+    big = 2**64 - 1 - 2**33
     runs = []
     for backend in ("python", "jax"):
         env = build(f"gym-{backend}", "maxatar/Freeway-v0")
@@ -548,11 +548,11 @@ SEEDS = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(-(2**64), 2**64),
-    st.sampled_from([0, 2**32, 2**63 - 1, 2**63, -1]),
+    st.sampled_from([0, 2**32, 2**63, 2**64 - 1, 2**64, -1]),
     st.floats(),
     st.text(max_size=2),
     st.sampled_from(
-        [np.int64(7), np.uint64(2**63), np.uint64(5), np.int32(-1), np.bool_(True), np.float64(3.0), jnp.int32(5)]
+        [np.int64(7), np.uint64(2**63), np.uint64(2**64 - 1), np.uint64(5), np.int32(-1), np.bool_(True), np.float64(3.0), jnp.int32(5)]
     ),
 )
 
@@ -561,7 +561,7 @@ SEEDS = st.one_of(
 @given(front=st.sampled_from(["gym-python", "gym-jax", "vec-python", "vec-jax", "sb3"]), seed=SEEDS)
 def test_seeds_of_every_type(front, seed):
     valid = seed is None or (
-        isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)) and 0 <= seed < 2**63
+        isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)) and 0 <= seed < 2**64
     )
     if front == "sb3":
         if not valid:
@@ -574,7 +574,7 @@ def test_seeds_of_every_type(front, seed):
     for e in (env, untouched):
         start(front, e, 9)
     if not valid:
-        refused(lambda: env.reset(seed=seed), "seed", "2**63")
+        refused(lambda: env.reset(seed=seed), "seed", "2**64")
     else:
         a, b = env.reset(seed=seed)[0], untouched.reset(seed=None if seed is None else int(seed))[0]
         np.testing.assert_array_equal(a, b)
