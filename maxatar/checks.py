@@ -21,8 +21,8 @@ an `InputError`, which is a ValueError and a TypeError at once, so callers may c
   `jit` nothing can raise.
 * keys: `check_key` (a JAX PRNG key: `jax.random.key(seed)` of threefry, rbg or unsafe_rbg, or a raw uint32 key).
 * seeds: `check_seed`, one range for every front end: an int (or numpy integer, passed on as an int) in
-  0 .. 2**64 - 1 (as Gymnasium and Minari's recorder draw them). The tape's key is built from both 32-bit halves of the seed (`maxatar.tape.seed_key`), so
-  no two seeds share a stream.
+  0 .. 2**64 - 1 (as Gymnasium and Minari's recorder draw them). The tape's key is built from both 32-bit
+  halves of the seed (`maxatar.tape.seed_key`), so no two seeds share a stream.
 * actions: `check_action` (one concrete action: an integer scalar in the action space), `check_traced_action`
   (under `jit`: an integer scalar; an out-of-range value is then clipped and flagged in `info["invalid_action"]`,
   the documented behaviour), `check_actions` (a vector env's batch, numpy or JAX: shape, integer dtype and
