@@ -528,8 +528,9 @@ def check_state_layout(spec: EnvState, state, what: str, batch: tuple[int, ...] 
     leaves; `batch`: the leading axes every leaf must have): its leaves, or an InputError naming `what` and the
     first field that differs. Python only (types and shapes, never values), so inside `jit` it runs once per
     trace and costs the compiled program nothing."""
-    game = type(spec.game).__name__
-    if not isinstance(state, type(spec)) or type(state.game) is not type(spec.game):
+    leaf = isinstance(spec.game, jax.ShapeDtypeStruct)  # a game whose state is one array (a table's index)
+    game = "an array" if leaf else type(spec.game).__name__
+    if not isinstance(state, type(spec)) or (not leaf and type(state.game) is not type(spec.game)):
         got = f"EnvState(game={type(state.game).__name__})" if isinstance(state, type(spec)) else type(state).__name__
         raise InputError(f"{what} must be an EnvState(game={game}), as this environment's reset returns, got {got}")
     paths, treedef = jax.tree_util.tree_flatten_with_path(spec)

@@ -192,6 +192,9 @@ class TableGame(episode.Environment):
         )
         self.table = table
 
+    def _config(self) -> tuple:  # its tables are arrays: each instance is a configuration of its own
+        return (type(self), id(self))
+
     def reset_draws(self, uniforms, params):
         return uniforms
 
