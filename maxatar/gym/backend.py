@@ -104,13 +104,3 @@ class TaskClock:
         before = self.stage()
         self.frame += frames
         return self.stage() != before
-
-
-def task_info(env: Environment, params: EnvParams, boundary, num_envs: int | None = None) -> dict:
-    """A multi-game environment's step info on the host (`MultiGame.task_info`: the task id, whether the step is
-    the task's first, the legal-action mask), for one environment or `num_envs`; nothing for a single game."""
-    if not hasattr(env, "task_info"):
-        return {}
-    if num_envs is None:
-        return env.task_info(int(params.task), boundary)
-    return env.task_info(env.env_tasks(num_envs, params), boundary)

@@ -28,7 +28,6 @@ from maxatar.gym.backend import (
     pick_twin,
     render_plugin,
     tape_seed,
-    task_info,
 )
 from maxatar.gym.functional import MaxAtarFuncEnv
 from maxatar.pixels import canvas, numpy_drawable, numpy_picture, unwrapped
@@ -72,6 +71,7 @@ class MaxAtarEnv(gymnasium.Env):
         self._clock = TaskClock.of(env, kwargs)  # a continual environment's schedule, unless task= fixes the game
         if self._clock is not None:
             params = self._clock.params(params)
+        self._multi_game = hasattr(env, "task_info")  # its steps report their task (`MultiGame.task_info`)
         self._boundary = True  # the next step is its task's first
         self.func_env = MaxAtarFuncEnv(env, params)
         self.observation_space = self.func_env.observation_space
@@ -140,8 +140,10 @@ class MaxAtarEnv(gymnasium.Env):
                 obs, reward, terminated, truncated = np.array(obs), float(reward), bool(terminated), bool(truncated)
         if self.render_mode == "human":
             self.render()
-        info = task_info(self.func_env.env, self.params, self._boundary)
-        self._boundary = False
+        info = {}
+        if self._multi_game:
+            info = self.func_env.env.task_info(int(self.params.task), self._boundary)
+            self._boundary = False
         if self._clock is not None and self._clock.tick(1):
             truncated = truncated | True  # the stage ends here: the next reset plays the next task
         return obs, reward, terminated, truncated, info

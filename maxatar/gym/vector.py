@@ -45,7 +45,6 @@ from maxatar.gym.backend import (
     pick_twin,
     render_plugin,
     tape_seed,
-    task_info,
 )
 from maxatar.gym.functional import observation_space
 from maxatar.memory import check_fits, nbytes
@@ -109,6 +108,7 @@ class MaxAtarVectorEnv(VectorEnv):
         self._clock = TaskClock.of(self.env, kwargs)  # a continual environment's schedule, unless task= fixes it
         if self._clock is not None:
             self.params = self._clock.params(self.params)
+        self._multi_game = hasattr(self.env, "task_info")  # its steps report their task (`MultiGame.task_info`)
         self._boundary = True  # the next step is the task's first
         self._spec = _VectorSpec(self.env, self.num_envs, self.autoreset_mode, self.mesh)
         self.single_observation_space = observation_space(self.env)
@@ -223,7 +223,9 @@ class MaxAtarVectorEnv(VectorEnv):
         of the schedule (`TaskClock`), every sub-environment's episode is cut (truncated) and the next task is
         played from the next reset: the next step in NEXT_STEP mode, this one in SAME_STEP mode (the cut
         observations go to `info["final_obs"]`), the caller's in DISABLED mode."""
-        info = {**info, **task_info(self.env, self.params, self._boundary, self.num_envs)}
+        if not self._multi_game:
+            return obs, reward, terminated, truncated, info
+        info = {**info, **self.env.task_info(self.env.env_tasks(self.num_envs, self.params), self._boundary)}
         self._boundary = False
         if self._clock is None or not self._clock.tick(self.num_envs):
             return obs, reward, terminated, truncated, info
