@@ -104,6 +104,24 @@ def cell(summary: dict | None) -> str:
     return f"{mean:.1f}{spread} ({len(scores)})"
 
 
+def budget(summaries) -> str:
+    """The runs' training budget in one sentence, read from their recorded configs (updates, minibatch, dataset
+    steps), so that the page cannot state another."""
+
+    def spread(values) -> str:
+        low, high = min(values), max(values)
+        return f"{low:,}" if low == high else f"{low:,} to {high:,}"
+
+    summaries = list(summaries)
+    updates = spread([s["config"]["total_steps"] for s in summaries])
+    batch = spread([s["config"]["batch_size"] for s in summaries])
+    steps = spread([s["dataset"]["steps"] for s in summaries])
+    return (
+        f"Each run: {updates} updates of {batch} dataset steps per seed, on datasets of {steps} steps "
+        f"({len(summaries)} runs, recorded in their `summary.json`)."
+    )
+
+
 def order(dataset: str) -> tuple[int, int, str]:
     """Games in MinAtar's order, then tiers in `TIERS`' order (others after each, by name)."""
     _, game, tier = dataset.split("/")
@@ -124,6 +142,7 @@ def report(results: Path, page: Path | None = None) -> str:
             "Final evaluation (100 episodes per seed) normalised by each dataset's reference scores (0: random "
             "play, 100: the expert), mean over seeds with its 95% bootstrap confidence interval and (the seeds):"
         )
+        lines += ["", budget(runs.values())]
         lines += ["", "| dataset | " + " | ".join(a.upper() for a in AGENTS) + " |", "|---" * (len(AGENTS) + 1) + "|"]
         for dataset in datasets:
             lines.append(f"| `{dataset}` | " + " | ".join(cell(runs.get((a, dataset))) for a in AGENTS) + " |")
