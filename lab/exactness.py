@@ -1,7 +1,7 @@
 """The Exactness page's figures: the parity harness at scale, and the policy-transfer certificate (each shipped
 policy scores the same in MinAtar itself as in MaxAtar).
 
-    python -m lab.exactness parity                               # the harness on every game (5 CPU-minutes)
+    python -m lab.exactness parity                               # the harness on every game (8 CPU-minutes)
     python -m lab.exactness run                                  # plays every game (40 minutes on 2 busy cores)
     python -m lab.exactness report --readme docs/exactness.md    # the page's sections from the committed files
 
@@ -325,7 +325,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     side = commands.add_parser("parity", help="the parity harness on every game, counted")
-    side.add_argument("--episodes", type=int, default=150)
+    side.add_argument("--episodes", type=int, default=300)
     side.add_argument("--games", nargs="+", default=GAMES, choices=GAMES)
     side.add_argument("--out", type=Path, default=PARITY)
     play = commands.add_parser("run", help="play every game in the three implementations")
