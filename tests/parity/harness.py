@@ -346,11 +346,9 @@ def _detail(name: str, got, want) -> str:
     return f"{name}: maxatar {_show(got)} vs reference {_show(want)}"
 
 
-def first_mismatch(adapter: GameAdapter, episode: Episode, port: Replay) -> tuple[int, str] | None:
-    """The first state row at which the port and the reference differ, with a report naming the step, the
-    differing fields and their values; None if every row agrees."""
-    rows = episode.n + 1
-    zero = np.zeros(1, bool)
+def sides(episode: Episode, port: Replay) -> tuple[dict, dict]:
+    """What is compared at every state row, as {field: rows} for the port and for the reference: the
+    observation, reward, terminal flag, executed action and the game's internal fields."""
     got = {
         "obs": port.obs,
         "reward": np.concatenate([[0.0], port.rewards.astype(np.float64)]),
@@ -366,6 +364,15 @@ def first_mismatch(adapter: GameAdapter, episode: Episode, port: Replay) -> tupl
         **episode.fields,
     }
     assert set(port.fields) == set(episode.fields), f"fields {set(port.fields) ^ set(episode.fields)} on one side"
+    return got, want
+
+
+def first_mismatch(adapter: GameAdapter, episode: Episode, port: Replay) -> tuple[int, str] | None:
+    """The first state row at which the port and the reference differ, with a report naming the step, the
+    differing fields and their values; None if every row agrees."""
+    rows = episode.n + 1
+    zero = np.zeros(1, bool)
+    got, want = sides(episode, port)
     bad = {name: _differs(got[name], want[name], rows) for name in want}
     bad["obs"] &= episode.obs_ok  # where the reference's observation crashed, only the state is compared
     bad["truncated (never in the reference)"] = np.concatenate([zero, port.truncated])
