@@ -343,9 +343,9 @@ def _write_episodes(path: Path, episodes: list[collector.Episode]) -> int:
     * the observations are compressed (Minari's own writer stores them raw: 400 bytes a step for Breakout).
     """
     import h5py
-    from h5py import h5a, h5g, h5p, h5s, h5t
+    from h5py import h5a, h5d, h5g, h5p, h5s, h5t
 
-    types = {dtype: h5t.py_create(np.dtype(dtype), logical=True) for dtype in (bool, np.int64, np.float32)}
+    types = {dtype: h5t.py_create(np.dtype(dtype), logical=True) for dtype in (np.bool_, np.int64, np.float32)}
     group_plist, plain, compressed = (h5p.create(kind) for kind in (h5p.GROUP_CREATE, *[h5p.DATASET_CREATE] * 2))
     for plist in (group_plist, plain, compressed):
         plist.set_obj_track_times(False)
@@ -353,6 +353,12 @@ def _write_episodes(path: Path, episodes: list[collector.Episode]) -> int:
     scalar = h5s.create(h5s.SCALAR)
     stored: dict[tuple[str, bytes], bytes] = {}  # an array's name and bytes: the path of the dataset holding them
     steps = 0
+
+    def dataset(group, name: str, array: np.ndarray, plist) -> None:
+        hdf5_type = types[array.dtype.type]
+        made = h5d.create(group, name.encode(), hdf5_type, h5s.create_simple(array.shape), dcpl=plist)
+        made.write(h5s.ALL, h5s.ALL, array, mtype=hdf5_type)
+
     with h5py.File(path, "w", libver="latest") as file:
         _no_room_for_attributes(file)
         for number, e in enumerate(episodes):
@@ -365,24 +371,17 @@ def _write_episodes(path: Path, episodes: list[collector.Episode]) -> int:
                 attribute.write(np.array(value, np.int64), mtype=types[np.int64])
             observations = np.ascontiguousarray(e.observations, bool)
             compressed.set_chunk(observations.shape)
-            _dataset(group, "observations", observations, types[bool], compressed)
+            dataset(group, "observations", observations, compressed)
             for key, dtype in _STEP_ARRAYS:
                 array = np.ascontiguousarray(getattr(e, key), dtype)
                 content = (key, array.tobytes())
                 if content in stored:
                     group.links.create_hard(key.encode(), file.id, stored[content])
                 else:
-                    _dataset(group, key, array, types[dtype], plain)
+                    dataset(group, key, array, plain)
                     stored[content] = f"{name}/{key}".encode()
             steps += len(e.actions)
     return steps
-
-
-def _dataset(group, name: str, array: np.ndarray, hdf5_type, plist) -> None:
-    from h5py import h5d, h5s
-
-    dataset = h5d.create(group, name.encode(), hdf5_type, h5s.create_simple(array.shape), dcpl=plist)
-    dataset.write(h5s.ALL, h5s.ALL, array, mtype=hdf5_type)
 
 
 def _no_room_for_attributes(file) -> None:
