@@ -393,7 +393,10 @@ def _no_room_for_attributes(file) -> None:
 
     import h5py
 
-    hint = getattr(ctypes.CDLL(h5py.h5f.__file__), "H5Fset_dset_no_attrs_hint", None)
+    try:
+        hint = getattr(ctypes.CDLL(h5py.h5f.__file__), "H5Fset_dset_no_attrs_hint", None)
+    except OSError:  # an extension module the platform's loader will not open by path
+        hint = None
     if hint is not None:
         hint.argtypes, hint.restype = (ctypes.c_int64, ctypes.c_bool), ctypes.c_int
         if hint(file.id.id, True) < 0:
