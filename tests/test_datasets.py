@@ -79,6 +79,16 @@ def test_datasets_load_through_minari_with_their_spaces_counts_scores_and_digest
     assert expert["tq"] > 0.5 > made[RANDOM].storage.metadata["maxatar"]["tq"]
 
 
+def test_a_random_dataset_takes_under_100_bytes_a_transition_and_reads_back_whole(tmp_path, monkeypatch):
+    """Random Breakout episodes last ~11 steps, so their HDF5 objects, not their data, set the size: the writer
+    hard-links repeated arrays and trims the datasets' headers (issue 65: at most 100 bytes a transition)."""
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
+    dataset = datasets.make_dataset(RANDOM, episodes=1000, seed=3, num_envs=4)
+    files = [f for f in dataset.storage.data_path.parent.rglob("*") if f.is_file()]  # data and metadata
+    assert sum(f.stat().st_size for f in files) / dataset.total_steps < 100
+    assert dataset.storage.metadata["maxatar"]["episodes_digest"] == datasets.digest(episodes_of(dataset))
+
+
 def test_the_same_command_and_seed_make_the_same_data(made):
     again = datasets.make_dataset(RANDOM, episodes=12, seed=3, num_envs=4, force=True)
     assert (

@@ -68,7 +68,7 @@ EPSILON = 0.2  # the noisy tier's chance of a random action
 NUM_ENVS = 1024
 DEFAULT_STEPS = 1_000_000
 MEDIUM_DIR = PRETRAINED_DIR / "medium"
-OBS_COMPRESSION = {"compression": "gzip", "compression_opts": 1}  # booleans, mostly False: ~10x smaller
+OBS_DEFLATE = 1  # the observations' gzip level: booleans, mostly False, ~10x smaller; higher levels gain little
 _ID = re.compile(rf"{NAMESPACE}/(?P<game>[A-Za-z]+)/(?P<tier>[a-z]+)-v(?P<version>0)")
 
 
@@ -325,29 +325,82 @@ def _quiet() -> Iterator[None]:
         yield
 
 
-def _write_episodes(path: Path, episodes: list[collector.Episode]) -> int:
-    """The episodes in Minari's HDF5 layout (`episode_<i>` groups, what `HDF5Storage` reads), the observations
-    compressed: Minari's own writer stores them uncompressed (400 bytes a step for Breakout's 10x10x4)."""
-    import h5py
+_STEP_ARRAYS = (("actions", np.int64), ("rewards", np.float32), ("terminations", bool), ("truncations", bool))
 
+
+def _write_episodes(path: Path, episodes: list[collector.Episode]) -> int:
+    """The episodes in Minari's HDF5 layout, what `HDF5Storage` reads: a group `episode_<i>` per episode, with
+    Minari's attributes (`id`, `total_steps`, `seed`) and ours (`env_index`, `episode_number`), holding a dataset
+    per array. A random Breakout episode lasts ~11 steps, so its HDF5 objects outweigh its data; they are kept
+    few, small and quick to make:
+
+    * an array equal to an earlier episode's (rewards, terminations and truncations mostly are: they depend on
+      little but the length) is a hard link to that dataset, which reads as any other;
+    * the datasets' headers keep no room for attributes (`_no_room_for_attributes`), and the objects use
+      HDF5's latest formats and no timestamps (as h5py's own calls);
+    * h5py's low-level calls, with the types and property lists made once (its high-level ones take 3x the
+      time);
+    * the observations are compressed (Minari's own writer stores them raw: 400 bytes a step for Breakout).
+    """
+    import h5py
+    from h5py import h5a, h5d, h5g, h5p, h5s, h5t
+
+    types = {dtype: h5t.py_create(np.dtype(dtype), logical=True) for dtype in (np.bool_, np.int64, np.float32)}
+    group_plist, plain, compressed = (h5p.create(kind) for kind in (h5p.GROUP_CREATE, *[h5p.DATASET_CREATE] * 2))
+    for plist in (group_plist, plain, compressed):
+        plist.set_obj_track_times(False)
+    compressed.set_deflate(OBS_DEFLATE)
+    scalar = h5s.create(h5s.SCALAR)
+    stored: dict[tuple[str, bytes], bytes] = {}  # an array's name and bytes: the path of the dataset holding them
     steps = 0
-    # The latest object formats: an episode's groups and single-chunk datasets take about a third of the
-    # bytes of HDF5's oldest ones, which matters for short episodes (a random Breakout episode is ~11 steps).
-    with h5py.File(path, "a", libver="latest", track_order=True) as file:
+
+    def dataset(group, name: str, array: np.ndarray, plist) -> None:
+        hdf5_type = types[array.dtype.type]
+        made = h5d.create(group, name.encode(), hdf5_type, h5s.create_simple(array.shape), dcpl=plist)
+        made.write(h5s.ALL, h5s.ALL, array, mtype=hdf5_type)
+
+    with h5py.File(path, "w", libver="latest") as file:
+        _no_room_for_attributes(file)
         for number, e in enumerate(episodes):
-            group = file.create_group(f"episode_{number}")
-            group.attrs.update({"id": number, "total_steps": len(e.actions)})
-            group.attrs.update({"env_index": e.env_index, "episode_number": e.number})
-            if e.seed is not None:
-                group.attrs["seed"] = e.seed
-            obs = np.ascontiguousarray(e.observations)
-            group.create_dataset("observations", data=obs, chunks=obs.shape, **OBS_COMPRESSION)
-            group.create_dataset("actions", data=np.asarray(e.actions, np.int64))
-            group.create_dataset("rewards", data=np.asarray(e.rewards, np.float32))
-            group.create_dataset("terminations", data=np.asarray(e.terminations, bool))
-            group.create_dataset("truncations", data=np.asarray(e.truncations, bool))
+            name = f"episode_{number}"
+            group = h5g.create(file.id, name.encode(), gcpl=group_plist)
+            attributes = {"id": number, "total_steps": len(e.actions), "env_index": e.env_index}
+            attributes |= {"episode_number": e.number} | ({} if e.seed is None else {"seed": e.seed})
+            for key, value in attributes.items():
+                attribute = h5a.create(group, key.encode(), types[np.int64], scalar)
+                attribute.write(np.array(value, np.int64), mtype=types[np.int64])
+            observations = np.ascontiguousarray(e.observations, bool)
+            compressed.set_chunk(observations.shape)
+            dataset(group, "observations", observations, compressed)
+            for key, dtype in _STEP_ARRAYS:
+                array = np.ascontiguousarray(getattr(e, key), dtype)
+                content = (key, array.tobytes())
+                if content in stored:
+                    group.links.create_hard(key.encode(), file.id, stored[content])
+                else:
+                    dataset(group, key, array, plain)
+                    stored[content] = f"{name}/{key}".encode()
             steps += len(e.actions)
     return steps
+
+
+def _no_room_for_attributes(file) -> None:
+    """HDF5 gives a dataset's header room for attributes, 256 bytes at least, unless the file is told not to
+    (`H5Fset_dset_no_attrs_hint`, which h5py does not wrap): the episodes' datasets have none, and the room
+    would be a fifth of a random Breakout dataset. The call goes to the HDF5 library h5py is linked to; where
+    it cannot be looked up through h5py's extension module, the headers keep their room."""
+    import ctypes
+
+    import h5py
+
+    try:
+        hint = getattr(ctypes.CDLL(h5py.h5f.__file__), "H5Fset_dset_no_attrs_hint", None)
+    except OSError:  # an extension module the platform's loader will not open by path
+        hint = None
+    if hint is not None:
+        hint.argtypes, hint.restype = (ctypes.c_int64, ctypes.c_bool), ctypes.c_int
+        if hint(file.id.id, True) < 0:
+            raise OSError(f"HDF5 refused H5Fset_dset_no_attrs_hint on {file.filename}")
 
 
 def _move_into_place(made: Path, root: Path, ids: DatasetId) -> None:
