@@ -14,17 +14,22 @@ between phases are the cost of that part (medians of interleaved repeats, in ns 
   uniforms    only the batched uniform draw of AutoReset.num_uniforms per environment
   full_jaxrng `full` with the uniforms from `jax.random.uniform` (the same bits as `maxatar.prng.uniform`,
               which every phase above uses, through JAX's own rolled-loop threefry lowering)
+  full_plain  `full` with `maxatar.prng.materialize` a no-op: what that CPU fusion barrier costs or saves on
+              this platform
+  gymnax      gymnax's own step of the same environment through the same harness (one key per environment),
+              where gymnax is installed and has it
   ceiling     the do-nothing environment (no keys, same observation)
 
-With `--trace DIR` it runs the full step's rollout a few times under `jax.profiler.trace` and prints the events
-(XLA thunks on a CPU, kernels on a GPU) that took most of the time: self time (minus the events nested in them),
-summed by name.
+With `--trace DIR` it runs the full step's rollout (and gymnax's) a few times under `jax.profiler.trace` and prints
+the events (XLA thunks on a CPU, kernels on a GPU) that took most of the time: self time (minus the events nested in
+them), summed by name, and the events per environment step of the batch (on a GPU: kernel launches per step).
 With `--hlo DIR` it also writes the optimized HLO of the full step and counts its expensive ops (sort,
 gather, scatter, while, custom-call, fusion) so that a costly construct can be traced to source.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 import sys
@@ -36,10 +41,25 @@ import jax.numpy as jnp
 import maxatar
 from benchmarks import options
 from benchmarks.harness import JaxRunner, make_rollout, rates
-from benchmarks.impls import JaxImpl, ceiling_impl, short_id
+from benchmarks.impls import JaxImpl, ceiling_impl, gymnax_impl, short_id
 from benchmarks.measure import Run, Spread, command, publish
+from maxatar import prng
 from maxatar.episode import AutoReset
 from maxatar.prng import uniform
+
+
+@contextlib.contextmanager
+def unmaterialized():
+    """`maxatar.prng.materialize` as the identity, in every module that holds it, while a step is traced."""
+    original = prng.materialize
+    holders = [m for m in list(sys.modules.values()) if getattr(m, "materialize", None) is original]
+    for module in holders:
+        module.materialize = lambda x: x
+    try:
+        yield
+    finally:
+        for module in holders:
+            module.materialize = original
 
 
 def phase_impls(env_id: str) -> list[JaxImpl]:
@@ -68,6 +88,10 @@ def phase_impls(env_id: str) -> list[JaxImpl]:
             u, state, actions, params
         )
         return state, obs, reward, term | trunc
+
+    def full_plain(key, state, actions, params):
+        with unmaterialized():  # the step is traced once, inside this call
+            return full(key, state, actions, params)
 
     def no_obs(key, state, actions, params):
         state, _, reward, done = full(key, state, actions, params)
@@ -108,10 +132,16 @@ def phase_impls(env_id: str) -> list[JaxImpl]:
         "game+obs": game_step_obs,
         "uniforms": draws_only,
         "full_jaxrng": full_jaxrng,
+        "full_plain": full_plain,
     }
     impls = [JaxImpl(name, "maxatar", n_actions, False, reset, step, params=params) for name, step in phases.items()]
     ceiling = ceiling_impl(env.obs_shape, env.obs_dtype, False, n_actions)
-    return impls + [dataclasses.replace(ceiling, name="ceiling")]
+    impls.append(dataclasses.replace(ceiling, name="ceiling"))
+    try:
+        impls.append(dataclasses.replace(gymnax_impl(env_id), name="gymnax"))
+    except (ImportError, LookupError):  # gymnax not installed, or without this environment
+        pass
+    return impls
 
 
 HLO_OPS = ("sort", "gather", "scatter", "while", "custom-call", "fusion", "dynamic-slice", "dynamic-update-slice")
@@ -156,8 +186,17 @@ def self_times(events: list[dict]) -> dict[str, list[float]]:
     return totals
 
 
-def trace_top_ops(runner: JaxRunner, out: Path, calls: int = 5, top: int = 12) -> list[tuple[str, float, int]]:
-    """(name, share of the traced self time, count) of the `top` costliest events of `calls` rollout calls."""
+def device_events(events: list[dict]) -> list[dict]:
+    """The complete events of the trace's device processes (`/device:GPU:0`: a GPU's kernels); where there is none
+    (a CPU), every complete event (XLA thunks on host threads)."""
+    names = {e.get("pid"): e.get("args", {}).get("name", "") for e in events if e.get("name") == "process_name"}
+    devices = {pid for pid, name in names.items() if "/device:" in name}
+    return [e for e in events if e.get("ph") == "X" and (not devices or e.get("pid") in devices)]
+
+
+def trace_top_ops(runner: JaxRunner, out: Path, calls: int = 5, top: int = 12) -> tuple[list, float]:
+    """[(name, share of the traced self time, count)] of the `top` costliest events of `calls` rollout calls, and
+    the events per environment step of the batch (every event counted, the costliest or not)."""
     import gzip
     import json
 
@@ -171,7 +210,8 @@ def trace_top_ops(runner: JaxRunner, out: Path, calls: int = 5, top: int = 12) -
     totals = {k: v for k, v in self_times(events).items() if not k.startswith("$") and "wait for" not in k}
     whole = sum(v[0] for v in totals.values()) or 1.0
     ranked = sorted(totals.items(), key=lambda kv: -kv[1][0])[:top]
-    return [(name, dur / whole, count) for name, (dur, count) in ranked]
+    per_step = len(device_events(events)) / (calls * runner.steps)
+    return [(name, dur / whole, count) for name, (dur, count) in ranked], per_step
 
 
 def main(argv=None) -> None:
@@ -204,21 +244,25 @@ def main(argv=None) -> None:
         lines += [
             f"| {name} | {Spread.of(1e9 / r for r in values).format('{:.1f}')} |" for name, values in runs.items()
         ]
-        if args.trace:
-            out = args.trace / short_id(env_id)
+        for name in ("full", "gymnax") if args.trace else ():
+            if name not in runners:
+                continue
+            out = args.trace / short_id(env_id) / name
+            ranked, per_step = trace_top_ops(runners[name], out)
             lines.append(
-                f"\nCostliest events of the full step's rollout (share of traced self time, count; trace in {out}):\n"
+                f"\nCostliest events of the {name} step's rollout (share of traced self time, count; "
+                f"{per_step:.1f} events per batched step; trace in {out}):\n"
             )
-            lines += [
-                f"- {share:6.1%}  {count:6d}  {name[:100]}"
-                for name, share, count in trace_top_ops(runners["full"], out)
-            ]
+            lines += [f"- {share:6.1%}  {count:6d}  {event[:100]}" for event, share, count in ranked]
         for runner in runners.values():
             runner.close()
         if args.hlo:
             args.hlo.mkdir(parents=True, exist_ok=True)
-            counts = dump_hlo(impls[0], args.n, args.steps, args.hlo, short_id(env_id))
-            lines.append("\nOptimized HLO of the full rollout: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+            for impl in [i for i in impls if i.name in ("full", "gymnax")]:
+                counts = dump_hlo(impl, args.n, args.steps, args.hlo, short_id(env_id))
+                lines.append(
+                    f"\nOptimized HLO of the {impl.name} rollout: " + ", ".join(f"{k} {v}" for k, v in counts.items())
+                )
         parts.append("\n".join(lines))
         print(f"measured {short_id(env_id)}", file=sys.stderr, flush=True)
     publish(run, parts, args.out)

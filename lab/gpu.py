@@ -6,6 +6,7 @@ appends it to a JSON-lines file that `report` turns into the GPU section of docs
     python -m lab.gpu train --algo pqn --seeds 10 --cap 60 --out benchmarks/results/gpu_h200
     python -m lab.gpu dqn --seeds 10 --frames 30000 --reference MinAtar/examples/dqn.py --out DIR
     python -m lab.gpu report --out benchmarks/results/gpu_h200 --readme docs/performance.md
+    python -m lab.gpu device --out DIR     # only the card's description (device.json), beside every figure
 
 `train` runs each game's preset (MinAtar's setting, `--frames` per seed) one interval at a time and stops at
 `--frames` or after `--cap` seconds of wall-clock; the time to the target is the first interval end at which
@@ -315,6 +316,62 @@ def like_for_like_table(out: Path) -> list[str]:
     return like_for_like_lines([(label, run) for label, run in runs if any(run.glob("*/summary.json"))])
 
 
+def demoted(path: Path) -> list[str]:
+    """A benchmarks script's published file under a section heading of the page: its own title dropped, its
+    other headings two levels down."""
+    lines = path.read_text().strip().splitlines()
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    return ["", *[f"##{line}" if line.startswith("#") else line for line in lines]]
+
+
+def continual_lines(out: Path) -> list[str]:
+    """The continual stage's run (`continual_nap/`): frames, seeds, wall-clock and rate from its summary, or, for a
+    run its cap stopped, from its checkpoint's record, extrapolated to the whole protocol."""
+    run = out / "continual_nap"
+    done = run / "summary.json"
+    record = done if done.exists() else run / "checkpoint.json"
+    if not record.exists():
+        return []
+    r = json.loads(record.read_text())
+    frames = r.get("frames_per_seed", r.get("frames_done", 0))
+    total = r["config"]["total_steps"]
+    seeds = len(r["seeds"])
+    wall = r["wall_time"]
+    rate = seeds * frames / wall if wall else float("nan")
+    protocol = r["config"].get("protocol")
+    line = (
+        f"{r['algorithm']}, preset `{r['preset']}`, protocol `{protocol}`: {seeds} seeds in one program, "
+        f"{frames:,} frames each of {total:,}, {fmt_s(wall)} wall-clock (compilation included), "
+        f"{rate / 1e6:.2f}M frames/s over all seeds"
+    )
+    if done.exists():
+        line += f", compile {fmt_s(r.get('compile_time_last_session'))}; final evaluation return "
+        line += f"{r['final_eval_return_mean']:.2f}."
+    else:
+        line += (
+            f"; stopped by the stage's cap: at this rate (compilation included) the whole protocol takes "
+            f"{fmt_s(seeds * total / rate)}."
+        )
+    return ["", line]
+
+
+def digests_line(out: Path) -> list[str]:
+    """The digests stage: tests/test_versions.py on the card, its backend and pytest's verdict."""
+    import re
+
+    log = out / "log_digests.txt"
+    if not log.exists():
+        return []
+    text = log.read_text()
+    backend = re.search(r"^backend: (.*)$", text, re.M)
+    verdicts = re.findall(r"^=*\s*(\d+ (?:passed|failed).*?)\s*=*$", text, re.M)
+    verdict = verdicts[-1] if verdicts else "no verdict (see log_digests.txt)"
+    where = backend.group(1) if backend else "an unknown backend"
+    test = "`tests/test_versions.py` (every id's recorded digest, under every JAX setting)"
+    return ["", f"{test} on {where}: {verdict}."]
+
+
 def card(out: Path) -> str:
     device = json.loads((out / DEVICE_FILE).read_text()) if (out / DEVICE_FILE).exists() else {}
     smi = device.get("nvidia_smi", "").split(", ")
@@ -341,6 +398,19 @@ def gpu_section(out: Path) -> str:
     like = like_for_like_table(out)
     if like:
         lines += ["", "### In gymnax's setting, beside the published returns", "", *like]
+    profiles = sorted(out.glob("profile_*.md"))
+    if profiles:
+        lines += ["", "### Where the step time goes", ""]
+        lines += ["`benchmarks.profile_envs`: the step's phases, gymnax's step beside, the costliest kernels.", ""]
+        lines += [line for path in profiles for line in demoted(path)]
+    continual = continual_lines(out)
+    if continual:
+        lines += ["", "### The continual protocol at scale", *continual]
+    if (out / "datasets.md").exists():
+        lines += ["", "### Offline datasets: collection and writing", *demoted(out / "datasets.md")]
+    digests = digests_line(out)
+    if digests:
+        lines += ["", "### The version digests on the card", *digests]
     dqn = read_rows(out / DQN_FILE)
     if dqn:
         lines += ["", "### DQN with the paper's protocol (one update per frame), beside MinAtar's own", ""]
@@ -397,10 +467,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     d.add_argument("--frames", type=int, default=30_000, help="frames per seed (the first 5,000 are random)")
     d.add_argument("--reference", help="path of MinAtar's examples/dqn.py")
     d.add_argument("--reference-frames", type=int, default=10_000, help="timed frames of the reference")
+    v = sub.add_parser("device", help="only write the card's description (device.json) into --out")
     r = sub.add_parser("report", help="the GPU section of the docs from --out")
     r.add_argument("--readme", type=Path, help="rewrite this page's GPU section (between the gpu markers)")
     r.add_argument("--front-door", type=Path, help="rewrite this file's short GPU table (README.md)")
-    for p in (t, d, r):
+    for p in (t, d, v, r):
         p.add_argument("--out", type=Path, required=True)
     return parser.parse_args(argv)
 
@@ -410,7 +481,7 @@ def main(argv=None) -> None:
     if args.command != "report":
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / DEVICE_FILE).write_text(json.dumps(device_description(), indent=1) + "\n")
-    {"train": cmd_train, "dqn": cmd_dqn, "report": cmd_report}[args.command](args)
+    {"train": cmd_train, "dqn": cmd_dqn, "device": lambda args: None, "report": cmd_report}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -1,31 +1,35 @@
 #!/usr/bin/env bash
-# Issue 37's evidence in one call on a machine with one NVIDIA GPU, within BUDGET seconds: environment
-# throughput beside gymnax and pgx (benchmarks.run, one process per environment), PQN's time to MinAtar's
-# published return with 10 seeds (lab.gpu train), and DQN's paper protocol beside MinAtar's PyTorch
-# examples/dqn.py (lab.gpu dqn). Each stage has its own time cap and runs even if an earlier one
-# failed; after each, everything so far is packed into $OUT/results.tar.gz (unpack it into
-# benchmarks/results/gpu_<card>/ and run `python -m lab.gpu report`).
+# What only a GPU can show, in one call on a machine with one NVIDIA GPU, within BUDGET seconds: environment
+# throughput beside gymnax and pgx (benchmarks.run, one process per environment and N), where the step time goes
+# (benchmarks.profile_envs: phases, kernels, HLO), PQN's time to MinAtar's published return with 10 seeds (lab.gpu
+# train), DQN's paper protocol beside MinAtar's PyTorch examples/dqn.py (lab.gpu dqn), the continual protocol at
+# scale, the offline datasets' collection rate, the version digests on the card, and the agents' sweeps. Each stage
+# has its own time cap and runs even if an earlier one failed; after each, everything so far is packed into
+# $OUT/results.tar.gz (unpack it into benchmarks/results/gpu_<card>/ and run `python -m lab.gpu report`).
 #
-#   OUT=/tmp/out bash lab/gpu_suite.sh 585
+#   bash lab/gpu_wheels.sh                            # once, on the CPU machine: the peers' wheels into .whl/
+#   OUT=/tmp/out bash lab/gpu_suite.sh 585            # throughput, pqn, dqn, ppo, profile, million
 #   OUT=/tmp/out STAGES="pqn dqn" bash lab/gpu_suite.sh 300    # only these stages, in this order
-#   # what the 2026-11-26 H200 run left unmeasured (docs/performance.md#on-a-gpu):
-#   OUT=/tmp/out STAGES="freeway profile ppo million" GAMES="Asterix Freeway Seaquest" bash lab/gpu_suite.sh
+#   OUT=/tmp/out STAGES="profile freeway doors continual+digests+datasets million" bash lab/gpu_suite.sh 585
+#       # issue 61's items 1-3 in one call: a `+` runs those stages side by side (the training run leaves the card
+#       # room), the others one after another
 #   OUT=/tmp/out SMOKE=1 bash lab/gpu_suite.sh 400   # the same stages, tiny, to try the script on a CPU
-#   OUT=/tmp/out PARALLEL=1 STAGES="seeds10 gymnax seeds5" bash lab/gpu_suite.sh 540   # side by side
+#   OUT=/tmp/out PARALLEL=1 STAGES="seeds10 gymnax seeds5" bash lab/gpu_suite.sh 540   # all side by side
 #   OUT=/tmp/out STAGES="sac sac_critic" CRITIC_GAMES=Seaquest bash lab/gpu_suite.sh 560
 #   OUT=/tmp/out STAGES=sac_pessimism CRITIC_GAMES="Asterix Seaquest" PESSIMISM=0.5,0.6,0.7,0.75 \
 #       bash lab/gpu_suite.sh 560
-#   OUT=/tmp/out PARALLEL=1 STAGES="sac_blend ppo_grid" bash lab/gpu_suite.sh 540   # issue 53's SAC and PPO rows
+#   OUT=/tmp/out STAGES="sac_blend+ppo_grid" bash lab/gpu_suite.sh 540   # issue 53's SAC and PPO rows
+#   OUT=/tmp/out STAGES=ppo_grid PPO_GRID="--gamma 0.99,0.995 --gae-lambda 0.8,0.95" bash lab/gpu_suite.sh 560
 #
-# Stages: throughput, freeway, million (N = 2^20), pqn, ppo, dqn, profile, sac, seeds5, seeds10, gymnax,
-# sac_critic, sac_pessimism, sac_blend, ppo_grid (see run_stage below); GAMES: the games of the training stages (CRITIC_GAMES: the
-# last two's, GAMES if unset; PESSIMISM: sac_pessimism's values, comma-separated). PARALLEL=1 runs the named
-# stages side by side (the training stages' small programs leave most of the card idle); each keeps its own cap.
+# Stages: throughput, freeway, doors, million (N = 2^20), profile, pqn, ppo, dqn, continual, datasets, digests,
+# sac, seeds5, seeds10, gymnax, sac_critic, sac_pessimism, sac_blend, ppo_grid (see run_stage below); GAMES: the
+# games of the training stages (CRITIC_GAMES: sac_critic's and sac_pessimism's, GAMES if unset; PESSIMISM: their
+# values, comma-separated). PARALLEL=1 runs all the named stages side by side; each keeps its own cap.
 #
-# Needs: the peers as wheels in .whl/ (gymnasium, farama-notifications, gymnax, pgx, svgwrite, minatar,
-# flashbax, tqdm: `pip download --no-deps` them for the machine's Python; matplotlib and its dependencies in
-# .whl/plot/, installed only where matplotlib is missing, for the agents' learning curves) and MinAtar's
-# examples/dqn.py as .gpu/minatar_dqn.py (both git-ignored; the machine has no network).
+# Needs: the peers as wheels in .whl/ (gymnasium, farama-notifications, gymnax, pgx, svgwrite, minatar, flashbax,
+# minari, for the machine's Python: `bash lab/gpu_wheels.sh`, carried as `.whl`; matplotlib and its dependencies in
+# .whl/plot/, installed only where matplotlib is missing, for the agents' learning curves) and, for the dqn stage,
+# MinAtar's examples/dqn.py as .gpu/minatar_dqn.py (both git-ignored; the machine has no network).
 set -u
 BUDGET=${1:-585}
 START=$(date +%s)
@@ -35,8 +39,10 @@ mkdir -p "$W" "$OUT"
 export PYTHONUNBUFFERED=1 MAXATAR_CACHE_DIR=off XLA_PYTHON_CLIENT_MEM_FRACTION=0.6
 
 SIZES=(1024 16384 131072) SEEDS=10 CAP=35 DQN_FRAMES=25000 REF_FRAMES=10000 REPEATS=3 SMOKE_N=0 FRAMES=()
+NAP_FRAMES=100000000 NAP_POINTS=100 DATASET_STEPS=1000000
 if [[ ${SMOKE:-} ]]; then
     SIZES=(64) SEEDS=2 CAP=12 DQN_FRAMES=10000 REF_FRAMES=500 REPEATS=1 SMOKE_N=128 FRAMES=(--total-steps 20000)
+    NAP_FRAMES=100000 NAP_POINTS=10 DATASET_STEPS=5000
 fi
 
 left() { echo $((BUDGET - ($(date +%s) - START))); }
@@ -78,6 +84,7 @@ flax.__version__, 'optax', optax.__version__, 'torch', torch.__version__, torch.
     free -g | head -2
 } >"$W/machine.txt" 2>&1
 cat "$W/machine.txt"
+python3 -m lab.gpu device --out "$W"  # the card beside every figure (lab.gpu report's heading)
 echo "# OUT=\$OUT PARALLEL=${PARALLEL:-} STAGES=\"${STAGES:-}\" GAMES=\"${GAMES:-}\"" \
     "CRITIC_GAMES=\"${CRITIC_GAMES:-}\" PESSIMISM=\"${PESSIMISM:-}\"" \
     "bash lab/gpu_suite.sh $BUDGET" >"$W/commands.txt"
@@ -147,10 +154,12 @@ run_stage() {
             throughput "$env" 40 "${SIZES[@]}"
         done
         throughput Freeway-v0 75 "${SIZES[@]}"
+        throughput Doors-v0 40 "${SIZES[@]}"
         ;;
-    freeway) throughput Freeway-v0 75 "${SIZES[@]}" ;;
+    freeway) throughput Freeway-v0 75 "${SIZES[-1]}" ;;  # the largest N, the row gymnax's slow compile left out
+    doors) throughput Doors-v0 40 "${SIZES[@]}" ;;  # no peer has Doors: MaxAtar beside the harness ceiling
     million) # N = 2^20 where memory allows
-        for env in Breakout-v0 Asterix-v0 Freeway-v0 SpaceInvaders-v0 Seaquest-v0 CartPole-v1; do
+        for env in CartPole-v1 Breakout-v0 Asterix-v0 Freeway-v0 SpaceInvaders-v0 Seaquest-v0 Doors-v0; do
             throughput "$env" 60 $((SMOKE_N ? SMOKE_N : 1048576))
         done
         ;;
@@ -205,13 +214,30 @@ run_stage() {
         grid_rows ppo_grid ppo minatar 10 10 Seaquest --total-steps 5000000 \
             ${PPO_GRID:---lr 2.5e-3,5e-3 --ent-coef 0.01,0.03}
         ;;
-    profile) # where the step time goes in the rows that missed their targets (benchmarks/profile_envs.py)
+    profile) # where the step time goes in the rows that missed their targets (benchmarks/profile_envs.py): phases,
+        # gymnax's step beside, the costliest kernels and kernels per step of both, their optimized HLO
         for env in CartPole-v1 Seaquest-v0; do
             echo "python -m benchmarks.profile_envs --envs $env --n ${SIZES[-1]} --repeats 3 --hlo hlo" \
-                "--trace /tmp/trace" >>"$W/commands.txt"
-            stage "profile_$env" 60 python3 -m benchmarks.profile_envs --envs "$env" --n "${SIZES[-1]}" \
-                --repeats 3 --hlo "$W/hlo" --trace /tmp/trace
+                "--trace /tmp/trace --out profile_$env.md" >>"$W/commands.txt"
+            stage "profile_$env" 120 python3 -m benchmarks.profile_envs --envs "$env" --n "${SIZES[-1]}" \
+                --repeats "$REPEATS" --min-time 0.2 --hlo "$W/hlo" --trace /tmp/trace --out "$W/profile_$env.md"
         done
+        ;;
+    continual) # the NaP protocol (5 games x 10M frames x 2 cycles = 100M frames) for 3 seeds: PQN's continual
+        # preset, one program for the whole sequence (docs/guides/continual.md); lab.gpu report reads its summary
+        echo "python -m maxatar_agents.pqn --preset c-chain --protocol nap --frames $NAP_FRAMES" \
+            "--log-points $NAP_POINTS --seeds 3 --no-progress --out continual_nap" >>"$W/commands.txt"
+        stage continual 300 python3 -m maxatar_agents.pqn --preset c-chain --protocol nap --frames "$NAP_FRAMES" \
+            --log-points "$NAP_POINTS" --seeds 3 --no-progress --out "$W/continual_nap"
+        ;;
+    datasets) # the offline datasets' collection and writing rate (benchmarks/datasets.py): 1M transitions
+        echo "python -m benchmarks.datasets --steps $DATASET_STEPS --out datasets.md" >>"$W/commands.txt"
+        stage datasets 150 python3 -m benchmarks.datasets --steps "$DATASET_STEPS" --out "$W/datasets.md"
+        ;;
+    digests) # every id's version digest (tests/test_versions.py) computed on the card: equal to the CPU's
+        echo "python -m pytest -p no:cacheprovider tests/test_versions.py" >>"$W/commands.txt"
+        stage digests 150 bash -c 'python3 -c "import jax; print(\"backend:\", jax.default_backend(), jax.devices())" &&
+            python3 -m pytest -q -p no:cacheprovider -o addopts= tests/test_versions.py'
         ;;
     *) echo "unknown stage $1" | tee -a "$W/stages.log" ;;
     esac
@@ -223,12 +249,21 @@ for setting in minatar gymnax; do
     mkdir -p "$W/agents_$setting"
     cp -r "benchmarks/results/agents/$setting/." "$W/agents_$setting/"
 done
-# the agents' stages (all but throughput, pqn, dqn, ppo, profile, million) run only when named
-for name in ${STAGES:-throughput pqn dqn ppo profile million}; do
-    if [[ ${PARALLEL:-} ]]; then
+# the agents' stages (all but throughput, pqn, dqn, ppo, profile, million) run only when named; a name joined to
+# others by `+` runs beside them, the names one after another (all side by side with PARALLEL=1)
+together() { # NAME+NAME...: the stages side by side
+    local name pids=()
+    for name in ${1//+/ }; do
         run_stage "$name" &
+        pids+=($!)
+    done
+    wait "${pids[@]}"
+}
+for names in ${STAGES:-throughput pqn dqn ppo profile million}; do
+    if [[ ${PARALLEL:-} ]]; then
+        together "$names" &
     else
-        run_stage "$name"
+        together "$names"
     fi
 done
 wait

@@ -1,8 +1,11 @@
 """The GPU sections of docs/performance.md and README.md are what `lab.gpu report` builds from the
 committed GPU results, so no figure can drift from its measurement; and the report marks a cut run and a figure
-read from a stopped process's log as such."""
+read from a stopped process's log as such, and states what the profile, continual, datasets and digests stages
+left."""
 
 import json
+import re
+import subprocess
 from pathlib import Path
 
 from benchmarks.pages import replace_section
@@ -90,3 +93,46 @@ def test_the_gymnax_setting_runs_stand_beside_the_published_returns(tmp_path):
     assert breakout == "| Breakout | 25.0 ± 5.0 (2 seeds, 10M frames) | 28 | 22.88 |"  # the last logged point
     assert asterix == "| Asterix | - | 15 | 14.95 |"
     assert gpu.like_for_like_table(tmp_path / "nothing") == []
+
+
+def continual_record(**changes) -> dict:
+    config = {"total_steps": 100_000_000, "protocol": "nap"}
+    record = {"algorithm": "pqn", "preset": "c-chain", "config": config, "seeds": [0, 1, 2], "wall_time": 150.0}
+    return {**record, **changes}
+
+
+def test_the_continual_run_is_read_finished_or_extrapolated_when_cut(tmp_path):
+    run = tmp_path / "continual_nap"
+    run.mkdir()
+    (run / "checkpoint.json").write_text(json.dumps(continual_record(frames_done=25_000_000)))
+    (cut,) = gpu.continual_lines(tmp_path)[1:]
+    assert "3 seeds in one program, 25,000,000 frames each of 100,000,000" in cut and "0.50M frames/s" in cut
+    assert "(compilation included) the whole protocol takes 10.0 min" in cut
+    finished = continual_record(frames_per_seed=100_000_000, compile_time_last_session=20.0)
+    (run / "summary.json").write_text(json.dumps({**finished, "final_eval_return_mean": 12.5}))
+    (done,) = gpu.continual_lines(tmp_path)[1:]
+    assert "2.00M frames/s" in done and "compile 20 s" in done and "return 12.50." in done
+    assert gpu.continual_lines(tmp_path / "nothing") == []
+
+
+def test_the_sections_of_profile_datasets_and_digests_come_from_their_files(tmp_path):
+    (tmp_path / "profile_CartPole-v1.md").write_text("Run: `profile`\n\n## CartPole-v1 at N=8\n\n| phase |\n")
+    (tmp_path / "datasets.md").write_text("# Offline datasets\n\nRun: `datasets`\n\n| case | s |\n")
+    (tmp_path / "log_digests.txt").write_text("backend: gpu [CudaDevice(id=0)]\n....\n8 passed in 31.20s\n")
+    section = gpu.gpu_section(tmp_path)
+    assert "### Where the step time goes" in section and "#### CartPole-v1 at N=8" in section
+    assert "### Offline datasets: collection and writing" in section and "| case | s |" in section
+    assert "# Offline datasets\n" not in section  # the file's title: the section's heading stands for it
+    assert "on gpu [CudaDevice(id=0)]: 8 passed in 31.20s." in section
+    (tmp_path / "log_digests.txt").write_text("backend: gpu []\n1 failed, 7 passed in 3.00s\n")
+    assert ": 1 failed, 7 passed in 3.00s." in gpu.gpu_section(tmp_path)
+
+
+def test_the_suite_parses_and_has_a_case_for_every_stage_its_header_names():
+    scripts = [ROOT / "lab/gpu_suite.sh", ROOT / "lab/gpu_wheels.sh"]
+    subprocess.run(["bash", "-n", *map(str, scripts)], check=True)
+    text = scripts[0].read_text()
+    listed = re.search(r"^# Stages: (.*?) \(see run_stage", text, re.M | re.S).group(1)
+    named = {re.sub(r"\s*\(.*\)", "", name).strip().lstrip("#").strip() for name in listed.split(",")}
+    cases = {name.strip() for case in re.findall(r"^    ([a-z0-9_ |]+)\)", text, re.M) for name in case.split("|")}
+    assert named and named <= cases, named - cases

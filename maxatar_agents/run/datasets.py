@@ -207,12 +207,13 @@ def digest(episodes) -> str:
     return h.hexdigest()
 
 
-def quality(episodes, ref_min: float, ref_max: float) -> dict[str, float]:
+def quality(episodes, returns: np.ndarray, ref_min: float, ref_max: float) -> dict[str, float]:
     """Schweighofer et al. (2022), "A Dataset Perspective on Offline Reinforcement Learning": TQ, the mean
     episode return normalised by the random (0) and the expert (1) policy's, and SACo, the number of distinct
     (state, action) pairs; they divide SACo by a replay dataset's count, and for lack of one here it is divided
-    by the number of transitions (the most a dataset of that size can hold), with the count kept beside it."""
-    tq = (float(np.mean(returns_of(episodes))) - ref_min) / (ref_max - ref_min)
+    by the number of transitions (the most a dataset of that size can hold), with the count kept beside it.
+    `returns`: the episodes' returns (`returns_of`), which the caller records too."""
+    tq = (float(np.mean(returns)) - ref_min) / (ref_max - ref_min)
     pairs = set()
     for e in episodes:
         packed = np.packbits(e.observations[:-1].reshape(len(e.actions), -1), axis=1)
@@ -280,7 +281,7 @@ def write(ids: DatasetId, episodes: list[collector.Episode], setting: str, info:
         "setting": setting_record(ids.game, setting),
         "version": importlib.metadata.version("maxatar"),
         "episodes_digest": digest(episodes),
-        **quality(episodes, ref_min, ref_max),
+        **quality(episodes, returns, ref_min, ref_max),
         "return_mean": float(np.mean(returns)),
     }
     root = datasets_root()
