@@ -1,7 +1,7 @@
 """The quick performance check a developer runs before stopping: every id's pure paths against committed figures.
 
     python -m benchmarks.check             # about two minutes; exit status 1 if a path got more than 1.5x slower
-    python -m benchmarks.check --update    # measure and commit the figures as the new reference
+    python -m benchmarks.check --update    # measure and commit the figures as the new reference (the ids measured)
     python -m benchmarks.check --envs Breakout-v0 --repeats 3 --out /tmp/check.md
 
 Each id's MaxAtar stepping paths (`benchmarks.impls.maxatar_impls`: one key per environment, one uniform call,
@@ -78,15 +78,16 @@ def main(argv=None) -> int:
     for env_id in env_ids:
         rows += measure(env_id, args.n, args.steps, args.repeats, args.min_time)
         print(f"measured {short_id(env_id)}", file=sys.stderr, flush=True)
-    if args.update:
+    reference = read_reference(args.reference) if args.reference.exists() else {}
+    if args.update:  # the measured paths replace their committed rows; the ids not measured now keep theirs
+        measured = {(r["env"], r["impl"], r["n"]): {**r, "steps_per_s": f"{r['steps_per_s']:.0f}",
+                    "ceiling_steps_per_s": f"{r['ceiling_steps_per_s']:.0f}"} for r in rows}  # fmt: skip
         with open(args.reference, "w", newline="") as f:
             writer = csv.DictWriter(f, COLUMNS, extrasaction="ignore")
             writer.writeheader()
-            writer.writerows({**r, "steps_per_s": f"{r['steps_per_s']:.0f}",
-                              "ceiling_steps_per_s": f"{r['ceiling_steps_per_s']:.0f}"} for r in rows)  # fmt: skip
+            writer.writerows({**reference, **measured}.values())
         print(f"wrote {args.reference}", file=sys.stderr)
-
-    reference = read_reference(args.reference) if args.reference.exists() else {}
+        reference = read_reference(args.reference)
     table = [
         f"| env | path | N={args.n} steps/s, median (min-max) | committed | ratio | ratio, machine speed taken out |",
         "|---|---|---|---|---|---|",

@@ -1,6 +1,7 @@
-"""The quick performance check's bookkeeping (benchmarks/check.py): it writes the figures it measured, compares
-a later run with them, and flags (exit status 1) a path slower than the tolerance both as measured and with the
-machine's speed taken out. The figures themselves are benchmarks, never asserted here."""
+"""The quick performance check's bookkeeping (benchmarks/check.py): it writes the figures it measured (keeping the
+committed rows of the ids it did not measure), compares a later run with them, and flags (exit status 1) a path
+slower than the tolerance both as measured and with the machine's speed taken out. The figures themselves are
+benchmarks, never asserted here."""
 
 from __future__ import annotations
 
@@ -34,3 +35,10 @@ def test_check_writes_compares_and_flags_slower_paths(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "More than 1.5x slower than committed:" in out
     assert all(f"CartPole-v1 {impl}:" in out for impl in ("maxatar[split]", "maxatar[uniform]", "maxatar[step+reset]"))
+
+    # Updating another id adds its rows and keeps CartPole's as committed.
+    doors = ["--envs", "Doors-v0", *TINY[2:], "--update", "--reference", str(reference)]
+    assert check.main(doors) == 0
+    updated = list(csv.DictReader(reference.open()))
+    assert [r["env"] for r in updated] == ["CartPole-v1"] * 3 + ["Doors-v0"] * 3
+    assert updated[:3] == rows
