@@ -196,7 +196,7 @@ def device_events(events: list[dict]) -> list[dict]:
 
 def trace_top_ops(runner: JaxRunner, out: Path, calls: int = 5, top: int = 12) -> tuple[list, float]:
     """[(name, share of the traced self time, count)] of the `top` costliest events of `calls` rollout calls, and
-    the events per environment step of the batch (every event counted, the costliest or not)."""
+    the device's events (`device_events`) per step of the batch."""
     import gzip
     import json
 

@@ -401,7 +401,7 @@ def gpu_section(out: Path) -> str:
     profiles = sorted(out.glob("profile_*.md"))
     if profiles:
         lines += ["", "### Where the step time goes", ""]
-        lines += ["`benchmarks.profile_envs`: the step's phases, gymnax's step beside, the costliest kernels.", ""]
+        lines += ["`benchmarks.profile_envs`: the step's phases, gymnax's step beside, the costliest kernels."]
         lines += [line for path in profiles for line in demoted(path)]
     continual = continual_lines(out)
     if continual:
