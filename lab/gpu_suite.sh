@@ -216,10 +216,13 @@ run_stage() {
         ;;
     profile) # where the step time goes in the rows that missed their targets (benchmarks/profile_envs.py): phases,
         # gymnax's step beside, the costliest kernels and kernels per step of both, their optimized HLO
-        for env in CartPole-v1 Seaquest-v0; do
+        # (Seaquest: 13 compilations, and gymnax's rollout takes about 3 s a call at 131,072)
+        local env cap
+        for env in CartPole-v1:90 Seaquest-v0:150; do
+            cap=${env#*:} env=${env%:*}
             echo "python -m benchmarks.profile_envs --envs $env --n ${SIZES[-1]} --repeats 3 --hlo hlo" \
                 "--trace /tmp/trace --out profile_$env.md" >>"$W/commands.txt"
-            stage "profile_$env" 120 python3 -m benchmarks.profile_envs --envs "$env" --n "${SIZES[-1]}" \
+            stage "profile_$env" "$cap" python3 -m benchmarks.profile_envs --envs "$env" --n "${SIZES[-1]}" \
                 --repeats "$REPEATS" --min-time 0.2 --hlo "$W/hlo" --trace /tmp/trace --out "$W/profile_$env.md"
         done
         ;;
