@@ -254,10 +254,16 @@ for setting in minatar gymnax; do
 done
 # the agents' stages (all but throughput, pqn, dqn, ppo, profile, million) run only when named; a name joined to
 # others by `+` runs beside them, the names one after another (all side by side with PARALLEL=1)
-together() { # NAME+NAME...: the stages side by side
-    local name pids=()
+together() { # NAME+NAME...: the stages side by side, each process taking GPU memory as it needs it (a process
+    # alone takes XLA_PYTHON_CLIENT_MEM_FRACTION of it at once: two side by side would not fit)
+    local name pids=() grow=
+    [[ $1 == *+* || ${PARALLEL:-} ]] && grow=1
     for name in ${1//+/ }; do
-        run_stage "$name" &
+        if [[ $grow ]]; then
+            XLA_PYTHON_CLIENT_PREALLOCATE=false run_stage "$name" &
+        else
+            run_stage "$name" &
+        fi
         pids+=($!)
     done
     wait "${pids[@]}"
