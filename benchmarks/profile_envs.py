@@ -23,7 +23,7 @@ between phases are the cost of that part (medians of interleaved repeats, in ns 
 With `--trace DIR` it runs the full step's rollout (and gymnax's) a few times under `jax.profiler.trace` and prints
 the events (XLA thunks on a CPU, kernels on a GPU) that took most of the time: self time (minus the events nested in
 them), summed by name, and the events per environment step of the batch (on a GPU: kernel launches per step).
-With `--hlo DIR` it also writes the optimized HLO of the full step and counts its expensive ops (sort,
+With `--hlo DIR` it also writes the optimized HLO of the full step (and gymnax's) and counts its expensive ops (sort,
 gather, scatter, while, custom-call, fusion) so that a costly construct can be traced to source.
 """
 

@@ -339,6 +339,7 @@ def continual_lines(out: Path) -> list[str]:
     seeds = len(r["seeds"])
     wall = r["wall_time"]
     rate = seeds * frames / wall if wall else float("nan")
+    whole = wall * total / frames if frames else float("nan")  # the protocol's time at this run's pace
     protocol = r["config"].get("protocol")
     line = (
         f"{r['algorithm']}, preset `{r['preset']}`, protocol `{protocol}`: {seeds} seeds in one program, "
@@ -351,7 +352,7 @@ def continual_lines(out: Path) -> list[str]:
     else:
         line += (
             f"; stopped by the stage's cap: at this rate (compilation included) the whole protocol takes "
-            f"{fmt_s(seeds * total / rate)}."
+            f"{fmt_s(whole)}."
         )
     return ["", line]
 
